@@ -1,0 +1,111 @@
+// Breaking changes in both contracts against a base git revision (GraphQL: @graphql-inspector/core; OpenAPI: Optic).
+// Optic's BreakingChangesRuleset (@useoptic/*, maintained) reads OpenAPI 3.1 natively, type arrays included. Rejected:
+// Atlassian openapi-diff 0.24.1 throws "Unsupported OpenAPI version: 3.1.0" (swagger-parser 10) and, after a 3.0
+// down-conversion, misses nullability changes; @pb33f/openapi-changes downloads its binary at postinstall.
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { CriticalityLevel, diff as diffGraphql } from '@graphql-inspector/core';
+import { diff as diffOpenapi, Severity } from '@useoptic/openapi-utilities';
+import { RuleRunner } from '@useoptic/rulesets-base';
+import { BreakingChangesRuleset } from '@useoptic/standard-rulesets';
+import { buildSchema } from 'graphql';
+import { parse as parseYaml } from 'yaml';
+import { revExists, showFile } from './git.js';
+
+export interface Change {
+  contract: 'graphql' | 'openapi';
+  message: string;
+  path?: string;
+}
+
+export const GRAPHQL_CONTRACT = 'schema/schema.graphql';
+export const OPENAPI_CONTRACT = 'openapi/openapi.yaml';
+
+/** BREAKING changes (not DANGEROUS or NON_BREAKING) between two GraphQL SDL documents. */
+export async function graphqlBreakingChanges(baseSdl: string, headSdl: string): Promise<Change[]> {
+  const changes = await diffGraphql(buildSchema(baseSdl), buildSchema(headSdl));
+  return changes
+    .filter((c) => c.criticality.level === CriticalityLevel.Breaking)
+    .map((c): Change => ({ contract: 'graphql', message: c.message, ...(c.path ? { path: c.path } : {}) }));
+}
+
+/** Breaking changes between two OpenAPI 3.x YAML (or JSON) documents; `path` is a JSON pointer. */
+export async function openapiBreakingChanges(baseDoc: string, headDoc: string): Promise<Change[]> {
+  const from = loadOpenapi(baseDoc);
+  const to = loadOpenapi(headDoc);
+  const runner = new RuleRunner([new BreakingChangesRuleset()]);
+  const results = await runner.runRules({ context: {}, diffs: diffOpenapi(from, to), fromSpec: from, toSpec: to });
+  const breaking = results.filter((r) => !r.passed && !r.exempted && r.severity === Severity.Error);
+  // A removed operation also fails a rule for each of its responses and properties: keep the outermost.
+  const paths = breaking.map((r) => r.location.jsonPath);
+  return breaking
+    .filter((r) => !paths.some((p) => r.location.jsonPath.startsWith(`${p}/`)))
+    .map((r): Change => ({ contract: 'openapi', message: `${r.where}: ${r.error ?? r.name}`, path: r.location.jsonPath }));
+}
+
+type OpenapiDoc = Parameters<RuleRunner['runRules']>[0]['fromSpec'];
+
+// Optic compares inlined documents. Local `$ref`s are inlined here, each cycle once (a ref already being
+// expanded stays a `$ref`): json-schema-ref-parser's `circular: 'ignore'` would leave a whole cyclic
+// schema un-inlined (so its changes unseen), and real JS cycles make Optic's traversal loop forever.
+function loadOpenapi(source: string): OpenapiDoc {
+  const doc: unknown = parseYaml(source);
+  return inlineRefs(doc, doc, []) as OpenapiDoc;
+}
+
+function inlineRefs(node: unknown, root: unknown, expanding: string[]): unknown {
+  if (Array.isArray(node)) return node.map((item) => inlineRefs(item, root, expanding));
+  if (typeof node !== 'object' || node === null) return node;
+  const { $ref, ...siblings } = node as Record<string, unknown>;
+  if (typeof $ref === 'string' && $ref.startsWith('#/') && !expanding.includes($ref)) {
+    const target = resolvePointer(root, $ref);
+    if (target !== undefined) {
+      // OpenAPI 3.1 lets `summary`/`description` sit beside a `$ref` and override the target's.
+      return { ...(inlineRefs(target, root, [...expanding, $ref]) as object), ...(inlineRefs(siblings, root, expanding) as object) };
+    }
+  }
+  return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, inlineRefs(value, root, expanding)]));
+}
+
+function resolvePointer(root: unknown, ref: string): unknown {
+  return ref
+    .slice(2)
+    .split('/')
+    .map((token) => decodeURIComponent(token).replaceAll('~1', '/').replaceAll('~0', '~'))
+    .reduce<unknown>((node, key) => (typeof node === 'object' && node !== null ? (node as Record<string, unknown>)[key] : undefined), root);
+}
+
+/** `CONTRACTS_BASE` if set, else `origin/main`, else `HEAD~1`, whichever exists first; undefined if none. */
+export async function defaultBaseRev(repoRoot: string): Promise<string | undefined> {
+  if (process.env.CONTRACTS_BASE) return process.env.CONTRACTS_BASE;
+  for (const rev of ['origin/main', 'HEAD~1']) if (await revExists(repoRoot, rev)) return rev;
+  return undefined;
+}
+
+/**
+ * Compares both contracts at `baseRev` (via `git show`) with the working-tree files. A contract that is
+ * missing at `baseRev` or in the working tree is not compared and its reason is put in `skipped`; a
+ * revision that does not exist skips everything.
+ */
+export async function checkBreakingAgainst(
+  baseRev: string,
+  repoRoot: string,
+): Promise<{ baseRev: string; changes: Change[]; skipped?: string }> {
+  if (!(await revExists(repoRoot, baseRev))) {
+    return { baseRev, changes: [], skipped: `base revision ${baseRev} does not exist` };
+  }
+  const contracts = [
+    { file: GRAPHQL_CONTRACT, compare: graphqlBreakingChanges },
+    { file: OPENAPI_CONTRACT, compare: openapiBreakingChanges },
+  ];
+  const changes: Change[] = [];
+  const skipped: string[] = [];
+  for (const { file, compare } of contracts) {
+    const base = await showFile(repoRoot, baseRev, file);
+    const head = await readFile(path.join(repoRoot, file), 'utf8').catch(() => undefined);
+    if (base === undefined) skipped.push(`${file} did not exist at ${baseRev}`);
+    else if (head === undefined) skipped.push(`${file} is missing from the working tree`);
+    else changes.push(...(await compare(base, head)));
+  }
+  return { baseRev, changes, ...(skipped.length ? { skipped: skipped.join('; ') } : {}) };
+}
