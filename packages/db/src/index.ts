@@ -1,0 +1,41 @@
+// Public API of @users-posts/db: createDatabase (PGlite or PostgreSQL, migrated) and the generated Prisma types.
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { openPGlite, openPGliteDatabase, openPostgresDatabase, type Database } from './database.js';
+
+export type { Database, DatabaseKind } from './database.js';
+export { applyMigrations, readMigrations, MIGRATIONS_DIR, type MigrationTarget } from './migrate.js';
+export { countStatements, type StatementCounter } from './statement-counter.js';
+export { PrismaClient, Prisma, Role, OrderStatus } from './generated/prisma/client.js';
+export type { User, Post, Comment, Order } from './generated/prisma/client.js';
+
+/** The repository root; relative PGlite directories are resolved against it, as prisma/prisma.config.ts does. */
+export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+/** Default embedded data directory (SPEC §0): `./.data/pglite`. */
+export const DEFAULT_PGLITE_DIR = path.join(REPO_ROOT, '.data/pglite');
+
+export interface CreateDatabaseOptions {
+  /** `postgres://…`: use that server. When absent, the embedded PGlite database is used. */
+  databaseUrl?: string;
+  /** PGlite data directory (relative to the repository root), or `memory://`. Default `./.data/pglite`. */
+  pgliteDir?: string;
+  /** Apply pending migrations first. Default: true for PGlite, false for PostgreSQL. */
+  migrate?: boolean;
+}
+
+/** The options SPEC §0 reads from the environment: DATABASE_URL, else PGLITE_DIR. */
+export function databaseOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): CreateDatabaseOptions {
+  return env.DATABASE_URL ? { databaseUrl: env.DATABASE_URL } : { pgliteDir: env.PGLITE_DIR || undefined };
+}
+
+/**
+ * Open the database. PGlite: one in-process connection on the data directory (created when missing), migrated at
+ * start unless `migrate: false`. PostgreSQL: an adapter-pg pool, migrated only with `migrate: true`.
+ */
+export async function createDatabase(options: CreateDatabaseOptions = {}): Promise<Database> {
+  if (options.databaseUrl) return openPostgresDatabase(options.databaseUrl, { migrate: options.migrate ?? false });
+  const dir = options.pgliteDir === 'memory://' ? 'memory://' : path.resolve(REPO_ROOT, options.pgliteDir ?? DEFAULT_PGLITE_DIR);
+  if (dir !== 'memory://') await mkdir(dir, { recursive: true });
+  return openPGliteDatabase(await openPGlite(dir), { migrate: options.migrate ?? true });
+}

@@ -1,0 +1,57 @@
+// Applies prisma/migrations in-process through the WASM schema engine: `prisma migrate deploy` without the CLI.
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { PGlite } from '@electric-sql/pglite';
+import type { MigrationList } from '@prisma/schema-engine-wasm';
+import { openSchemaEngine } from './engine/load-wasm-engine.js';
+import { pgliteMigrationAdapter, pgMigrationAdapter } from './engine/migration-adapters.js';
+
+/** The repository's `prisma/migrations` folder. */
+export const MIGRATIONS_DIR = fileURLToPath(new URL('../../../prisma/migrations', import.meta.url));
+
+/** Where to migrate: an open PGlite instance (left open) or a PostgreSQL URL. */
+export type MigrationTarget = { pglite: PGlite } | { databaseUrl: string };
+
+/** Read a migrations folder the way the Prisma CLI does (one `<name>/migration.sql` per folder, sorted by name). */
+export async function readMigrations(dir: string = MIGRATIONS_DIR): Promise<MigrationList> {
+  const lockPath = 'migration_lock.toml';
+  const lockContent = await readFile(path.join(dir, lockPath), 'utf8').catch(() => null);
+  const entries = await readdir(dir, { withFileTypes: true });
+  const names = entries.filter((e) => e.isDirectory()).map((e) => e.name).sort((a, b) => a.localeCompare(b));
+  const migrationDirectories = await Promise.all(
+    names.map(async (name) => {
+      const file = path.join(dir, name, 'migration.sql');
+      const content = await readFile(file, 'utf8').then(
+        (value) => ({ tag: 'ok' as const, value }),
+        (error: Error) => ({ tag: 'error' as const, value: error.message }),
+      );
+      return { path: name, migrationFile: { path: 'migration.sql', content } };
+    }),
+  );
+  return { baseDir: dir, lockfile: { path: lockPath, content: lockContent }, shadowDbInitScript: '', migrationDirectories };
+}
+
+// applyMigrations needs no models, only the provider; the engine requires at least one schema file.
+const DATASOURCE_ONLY: [string, string][] = [['schema.prisma', 'datasource db {\n  provider = "postgresql"\n}\n']];
+
+/**
+ * Apply the migrations not yet applied (idempotent: an up-to-date database is left alone). Returns the names of
+ * the migrations applied now. Throws on a failed or edited migration, as `prisma migrate deploy` does.
+ */
+export async function applyMigrations(target: MigrationTarget, options: { migrationsDir?: string } = {}): Promise<string[]> {
+  const migrationsList = await readMigrations(options.migrationsDir);
+  const factory = 'pglite' in target ? pgliteMigrationAdapter(target.pglite) : pgMigrationAdapter(target.databaseUrl);
+  try {
+    const engine = await openSchemaEngine({ adapterFactory: factory, datamodels: DATASOURCE_ONLY });
+    try {
+      const filters = { externalTables: [], externalEnums: [] };
+      const { appliedMigrationNames } = await engine.applyMigrations({ migrationsList, filters });
+      return appliedMigrationNames;
+    } finally {
+      engine.free();
+    }
+  } finally {
+    await factory.close();
+  }
+}

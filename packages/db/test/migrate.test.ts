@@ -1,0 +1,40 @@
+// applyMigrations in-process: a failing script is reported (not recorded as applied), and is not retried silently.
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { PGlite } from '@electric-sql/pglite';
+import { applyMigrations, readMigrations } from '../src/migrate.js';
+
+describe('applyMigrations', () => {
+  let dir: string;
+  let pglite: PGlite;
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'users-posts-migrations-'));
+    await writeFile(path.join(dir, 'migration_lock.toml'), 'provider = "postgresql"\n');
+    await mkdir(path.join(dir, '1_ok'));
+    await writeFile(path.join(dir, '1_ok', 'migration.sql'), `CREATE TABLE a (id int); INSERT INTO a VALUES (1); -- a ";" in a comment`);
+    await mkdir(path.join(dir, '2_bad'));
+    await writeFile(path.join(dir, '2_bad', 'migration.sql'), 'CREATE TABLE b (;');
+    pglite = await PGlite.create();
+  });
+  afterAll(async () => {
+    await pglite?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('reads migration folders in name order, as the CLI does', async () => {
+    const list = await readMigrations(dir);
+    expect(list.migrationDirectories.map((m) => m.path)).toEqual(['1_ok', '2_bad']);
+    expect(list.lockfile.content).toContain('postgresql');
+  });
+
+  it('rejects on a failing script and records it as failed', async () => {
+    await expect(applyMigrations({ pglite }, { migrationsDir: dir })).rejects.toThrow(/syntax error/);
+    const { rows } = await pglite.query<{ migration_name: string; finished: boolean }>(
+      'SELECT migration_name, finished_at IS NOT NULL AS finished FROM _prisma_migrations ORDER BY migration_name',
+    );
+    expect(rows).toEqual([{ migration_name: '1_ok', finished: true }, { migration_name: '2_bad', finished: false }]);
+    await expect(applyMigrations({ pglite }, { migrationsDir: dir })).rejects.toMatchObject({ code: 'P3009' });
+  });
+});
