@@ -1,0 +1,11 @@
+// `pnpm codegen`: regenerates packages/contracts/src/generated from schema.graphql and openapi.yaml.
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { generateContracts, repoRoot } from './contracts/generate.js';
+
+for (const file of await generateContracts()) {
+  const target = path.join(repoRoot, file.path);
+  await mkdir(path.dirname(target), { recursive: true });
+  await writeFile(target, file.content);
+  console.log(`wrote ${file.path}`);
+}
