@@ -54,7 +54,7 @@ function migratedTemplate(): Promise<Blob> {
         if (old.startsWith('pglite-template-') && old.endsWith('.tar') && old !== name) await rm(path.join(TEMPLATE_CACHE_DIR, old), { force: true });
       }
     }
-    return new Blob([bytes], { type: 'application/x-tar' });
+    return new Blob([new Uint8Array(bytes)], { type: 'application/x-tar' });
   })();
   template.catch(() => (template = undefined));
   return template;

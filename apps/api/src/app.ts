@@ -1,0 +1,72 @@
+// The app factory: builds the whole Fastify instance from a validated Config.
+import type { Database } from '@users-posts/db';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { randomUUID } from 'node:crypto';
+import { ensureAdmin } from './bootstrap/admin.js';
+import type { Config } from './config.js';
+import databasePlugin from './plugins/database.js';
+import docsPlugin from './plugins/docs.js';
+import errorHandlerPlugin from './plugins/error-handler.js';
+import graphqlPlugin from './plugins/graphql.js';
+import restPlugin from './plugins/rest.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    config: Config;
+    /** Every route registered, as `METHOD url` (read by the contract drift check). */
+    routeTable: { method: string; url: string }[];
+  }
+}
+
+export interface AppOptions {
+  /** An already-open database to use instead of opening one from the config (tests). */
+  database?: Database;
+}
+
+/** Log fields that must never be written: credentials and secrets. */
+export const REDACTED_LOG_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.headers["x-api-key"]',
+  'res.headers["set-cookie"]',
+  '*.password',
+  '*.accessToken',
+  '*.refreshToken',
+];
+
+export async function buildApp(config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: {
+      level: config.logLevel,
+      redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' },
+      // The api_key query parameter is a credential: log request paths without query strings.
+      serializers: {
+        req: (req) => ({ method: req.method, url: req.url.split('?')[0], remoteAddress: req.ip }),
+      },
+    },
+    requestIdHeader: 'x-request-id',
+    genReqId: () => randomUUID(),
+    bodyLimit: 1024 * 1024,
+    forceCloseConnections: 'idle',
+  });
+  app.decorate('config', config);
+  app.decorate('routeTable', []);
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) app.routeTable.push({ method, url: route.url });
+  });
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  await app.register(errorHandlerPlugin);
+  await app.register(databasePlugin, { database: options.database });
+  await app.register(restPlugin);
+  await app.register(graphqlPlugin);
+  await app.register(docsPlugin);
+
+  if (config.admin) {
+    const adminId = await ensureAdmin(app.db.prisma, config.admin);
+    app.log.info({ userId: adminId }, 'administrator ensured');
+  }
+  return app;
+}

@@ -1,0 +1,73 @@
+// Reads the environment once, validates it, and returns the typed Config the app is built from.
+import { envSchema } from 'env-schema';
+import path from 'node:path';
+import { resolveSecrets, type Secrets } from './secrets.js';
+
+export interface Config {
+  nodeEnv: 'development' | 'test' | 'production';
+  host: string;
+  port: number;
+  logLevel: string;
+  /** Where the embedded database and generated secrets live. */
+  dataDir: string;
+  pgliteDir: string;
+  /** PostgreSQL instead of the embedded PGlite when set. */
+  databaseUrl: string | undefined;
+  /** Apply migrations at start (always true for the embedded database). */
+  migrateOnStart: boolean;
+  redisUrl: string | undefined;
+  secrets: Secrets;
+  /** The administrator created or updated at start, when both are set. */
+  admin: { email: string; password: string } | undefined;
+}
+
+const schema = {
+  type: 'object',
+  properties: {
+    NODE_ENV: { type: 'string', enum: ['development', 'test', 'production'], default: 'development' },
+    HOST: { type: 'string', minLength: 1, default: '0.0.0.0' },
+    PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 4000 },
+    LOG_LEVEL: { type: 'string', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info' },
+    DATA_DIR: { type: 'string', minLength: 1, default: '.data' },
+    PGLITE_DIR: { type: 'string', minLength: 1 },
+    DATABASE_URL: { type: 'string', pattern: '^postgres(ql)?://' },
+    MIGRATE_ON_START: { type: 'boolean', default: false },
+    REDIS_URL: { type: 'string', pattern: '^rediss?://' },
+    ADMIN_EMAIL: { type: 'string', pattern: '^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$', maxLength: 254 },
+    ADMIN_PASSWORD: { type: 'string', minLength: 8, maxLength: 128 },
+  },
+  dependencies: { ADMIN_EMAIL: ['ADMIN_PASSWORD'], ADMIN_PASSWORD: ['ADMIN_EMAIL'] },
+} as const;
+
+interface RawEnv {
+  NODE_ENV: Config['nodeEnv'];
+  HOST: string;
+  PORT: number;
+  LOG_LEVEL: string;
+  DATA_DIR: string;
+  PGLITE_DIR?: string;
+  DATABASE_URL?: string;
+  MIGRATE_ON_START: boolean;
+  REDIS_URL?: string;
+  ADMIN_EMAIL?: string;
+  ADMIN_PASSWORD?: string;
+}
+
+/** Validates `env` (throws one error listing every bad variable) and resolves secrets. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const raw = envSchema<RawEnv>({ schema, data: { ...env }, dotenv: false });
+  const dataDir = path.resolve(raw.DATA_DIR);
+  return {
+    nodeEnv: raw.NODE_ENV,
+    host: raw.HOST,
+    port: raw.PORT,
+    logLevel: raw.LOG_LEVEL,
+    dataDir,
+    pgliteDir: path.resolve(raw.PGLITE_DIR ?? path.join(dataDir, 'pglite')),
+    databaseUrl: raw.DATABASE_URL,
+    migrateOnStart: raw.MIGRATE_ON_START,
+    redisUrl: raw.REDIS_URL,
+    secrets: resolveSecrets(env, { dataDir, production: raw.NODE_ENV === 'production' }),
+    admin: raw.ADMIN_EMAIL && raw.ADMIN_PASSWORD ? { email: raw.ADMIN_EMAIL, password: raw.ADMIN_PASSWORD } : undefined,
+  };
+}

@@ -1,0 +1,59 @@
+// The one table of application errors: stable five-digit code, HTTP status and GraphQL code for each.
+
+/** A field that failed validation, as reported in `errors[]` (REST) and `extensions.fields` (GraphQL). */
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
+export interface ErrorKind {
+  /** Five-digit application code: HTTP status × 100 + detail. */
+  code: number;
+  status: number;
+  /** `extensions.code` when the error surfaces through GraphQL. */
+  graphqlCode: string;
+  message: string;
+}
+
+export const ErrorKinds = {
+  // 4xx: the client's request
+  BAD_REQUEST: { code: 40000, status: 400, graphqlCode: 'BAD_USER_INPUT', message: 'Bad request' },
+  BAD_QUERY_PARAMETER: { code: 40001, status: 400, graphqlCode: 'BAD_USER_INPUT', message: 'Bad query parameter' },
+  UNAUTHENTICATED: { code: 40100, status: 401, graphqlCode: 'UNAUTHENTICATED', message: 'Authentication required' },
+  FORBIDDEN: { code: 40300, status: 403, graphqlCode: 'FORBIDDEN', message: 'Forbidden' },
+  NOT_FOUND: { code: 40400, status: 404, graphqlCode: 'NOT_FOUND', message: 'Not found' },
+  NOT_ACCEPTABLE: { code: 40600, status: 406, graphqlCode: 'BAD_USER_INPUT', message: 'Not acceptable' },
+  CONFLICT: { code: 40900, status: 409, graphqlCode: 'CONFLICT', message: 'Conflict' },
+  PAYLOAD_TOO_LARGE: { code: 41300, status: 413, graphqlCode: 'BAD_USER_INPUT', message: 'Payload too large' },
+  UNSUPPORTED_MEDIA_TYPE: { code: 41500, status: 415, graphqlCode: 'BAD_USER_INPUT', message: 'Unsupported media type' },
+  VALIDATION_FAILED: { code: 42200, status: 422, graphqlCode: 'BAD_USER_INPUT', message: 'Validation failed' },
+  RATE_LIMITED: { code: 42900, status: 429, graphqlCode: 'RATE_LIMITED', message: 'Too many requests' },
+  // 5xx: the server
+  INTERNAL: { code: 50000, status: 500, graphqlCode: 'INTERNAL_SERVER_ERROR', message: 'Internal server error' },
+  NOT_IMPLEMENTED: { code: 50100, status: 501, graphqlCode: 'INTERNAL_SERVER_ERROR', message: 'Not implemented' },
+  UNAVAILABLE: { code: 50300, status: 503, graphqlCode: 'INTERNAL_SERVER_ERROR', message: 'Service unavailable' },
+} as const satisfies Record<string, ErrorKind>;
+
+export type ErrorKindName = keyof typeof ErrorKinds;
+
+/** An expected failure: rendered as the error envelope (REST) or a coded GraphQL error. */
+export class AppError extends Error {
+  readonly kind: ErrorKind;
+  readonly fields: FieldError[] | undefined;
+
+  constructor(kind: ErrorKindName, message?: string, fields?: FieldError[]) {
+    const entry = ErrorKinds[kind];
+    super(message ?? entry.message);
+    this.name = 'AppError';
+    this.kind = entry;
+    this.fields = fields;
+  }
+
+  get status(): number {
+    return this.kind.status;
+  }
+}
+
+export const notFound = (what: string): AppError => new AppError('NOT_FOUND', `${what} not found`);
+export const validationFailed = (fields: FieldError[]): AppError =>
+  new AppError('VALIDATION_FAILED', 'Validation failed', fields);

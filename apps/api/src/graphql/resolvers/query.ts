@@ -1,0 +1,11 @@
+// Query root resolvers: thin calls into the domain services.
+import type { QueryResolvers } from '@users-posts/contracts';
+import { windowArgs } from '../arguments.js';
+import type { GraphQLContext } from '../context.js';
+
+export const Query: QueryResolvers<GraphQLContext> = {
+  users: (_root, args, { services }) => services.users.list(windowArgs(args)),
+  user: (_root, { id }, { services }) => services.users.get(id),
+  posts: (_root, args, { services }) => services.posts.list(windowArgs(args)),
+  post: (_root, { id }, { services }) => services.posts.get(id),
+};

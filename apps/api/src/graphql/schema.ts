@@ -1,0 +1,11 @@
+// The executable schema: schema.graphql (the contract, read as is) joined with the typed resolvers.
+import { makeExecutableSchema } from '@graphql-tools/schema';
+import type { GraphQLSchema } from 'graphql';
+import { readFileSync } from 'node:fs';
+import { graphqlSchemaPath } from '../paths.js';
+import { resolvers } from './resolvers/index.js';
+
+export function buildGraphQLSchema(): GraphQLSchema {
+  const typeDefs = readFileSync(graphqlSchemaPath, 'utf8');
+  return makeExecutableSchema({ typeDefs, resolvers });
+}

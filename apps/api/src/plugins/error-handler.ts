@@ -1,0 +1,84 @@
+// Renders every failure as the error envelope of SPEC §4, with its five-digit code; also the 404 route.
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import fp from 'fastify-plugin';
+import { AppError, ErrorKinds, type ErrorKindName, type FieldError } from '../errors.js';
+import { fieldErrors } from '../rest/validation-errors.js';
+
+export interface ErrorBody {
+  code: number;
+  message: string;
+  errors?: FieldError[];
+  /** 401 bodies also carry `error` (seed §5 rule 1). */
+  error?: string;
+}
+
+export function errorBody(error: AppError): ErrorBody {
+  return {
+    code: error.kind.code,
+    message: error.message,
+    ...(error.fields ? { errors: error.fields } : {}),
+    ...(error.kind.status === 401 ? { error: error.message } : {}),
+  };
+}
+
+/** Fastify's own error codes that map onto our table. */
+const FASTIFY_CODES: Record<string, ErrorKindName> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'BAD_REQUEST',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'BAD_REQUEST',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'BAD_REQUEST',
+};
+
+/** Prisma error codes that are the client's doing or the database's absence. */
+function fromPrisma(error: { code?: unknown; message: string }): AppError | undefined {
+  if (error.code === 'P2002') return new AppError('CONFLICT', 'A resource with these unique fields already exists');
+  if (error.code === 'P2025') return new AppError('NOT_FOUND');
+  if (typeof error.code === 'string' && /^P10\d\d$/.test(error.code)) return new AppError('UNAVAILABLE', 'Database unavailable');
+  return undefined;
+}
+
+export function toAppError(error: FastifyError | Error): AppError | undefined {
+  if (error instanceof AppError) return error;
+  const fastifyError = error as FastifyError;
+  if (fastifyError.validation) {
+    const fields = fieldErrors(fastifyError.validation);
+    return fastifyError.validationContext === 'body'
+      ? new AppError('VALIDATION_FAILED', 'Validation failed', fields)
+      : new AppError('BAD_QUERY_PARAMETER', `Invalid ${fields.map((f) => f.field).join(', ')}`, fields);
+  }
+  const kind = fastifyError.code ? FASTIFY_CODES[fastifyError.code] : undefined;
+  if (kind) return new AppError(kind, kind === 'BAD_REQUEST' ? `Malformed request body: ${error.message}` : undefined);
+  if (/^Unexpected token|JSON/.test(error.message) && fastifyError.statusCode === 400) {
+    return new AppError('BAD_REQUEST', `Malformed JSON body: ${error.message}`);
+  }
+  const prisma = fromPrisma(error as { code?: unknown; message: string });
+  if (prisma) return prisma;
+  const status = fastifyError.statusCode;
+  if (status && status >= 400 && status < 500) {
+    const entry = Object.entries(ErrorKinds).find(([, value]) => value.status === status);
+    if (entry) return new AppError(entry[0] as ErrorKindName, error.message);
+  }
+  return undefined;
+}
+
+async function errorHandlerPlugin(app: FastifyInstance): Promise<void> {
+  const production = app.config.nodeEnv === 'production';
+
+  app.setErrorHandler((error: FastifyError, request, reply: FastifyReply) => {
+    const appError = toAppError(error);
+    if (appError) {
+      if (appError.status >= 500) request.log.error({ err: error }, appError.message);
+      return reply.status(appError.status).send(errorBody(appError));
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    const internal = new AppError('INTERNAL', production ? undefined : error.message);
+    return reply.status(500).send(errorBody(internal));
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    reply.status(404).send(errorBody(new AppError('NOT_FOUND', `Route ${request.method} ${request.url.split('?')[0]} not found`))),
+  );
+}
+
+export default fp(errorHandlerPlugin, { name: 'error-handler' });

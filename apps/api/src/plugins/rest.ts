@@ -1,0 +1,44 @@
+// Registers every REST operation of openapi.yaml (validation and serialization from the contract) with its handler.
+import type { OperationHandler, OperationId } from '@users-posts/contracts';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import openapiGlue from 'fastify-openapi-glue';
+import { AppError } from '../errors.js';
+import type { RestContext } from '../rest/context.js';
+import { openapiDocument } from '../rest/contract.js';
+import { operationHandlers, pendingOperations } from '../rest/operations.js';
+import { createValidatorCompiler } from '../rest/validator-compiler.js';
+
+type AnyHandler = OperationHandler<OperationId, RestContext>;
+
+function routeHandler(app: FastifyInstance, handler: AnyHandler) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const input = { params: request.params, query: request.query, body: request.body } as Parameters<AnyHandler>[0];
+    const result = await handler(input, { services: app.services, request, reply });
+    if (result.headers) reply.headers(result.headers);
+    reply.status(result.status);
+    return result.body === undefined ? reply.send() : result.body;
+  };
+}
+
+function pendingHandler(operationId: string) {
+  return async () => {
+    throw new AppError('NOT_IMPLEMENTED', `${operationId} is not implemented yet`);
+  };
+}
+
+async function restPlugin(app: FastifyInstance): Promise<void> {
+  const pending = new Set<string>(pendingOperations);
+  app.setValidatorCompiler(createValidatorCompiler());
+  await app.register(openapiGlue, {
+    specification: openapiDocument(),
+    operationResolver: (operationId: string) => {
+      const handler = operationHandlers[operationId as OperationId] as AnyHandler | undefined;
+      if (handler) return routeHandler(app, handler);
+      if (pending.has(operationId)) return pendingHandler(operationId);
+      throw new Error(`openapi.yaml operation "${operationId}" has no handler and is not listed as pending`);
+    },
+  });
+}
+
+export default fp(restPlugin, { name: 'rest', dependencies: ['database', 'error-handler'] });

@@ -1,0 +1,25 @@
+// Loads openapi/openapi.yaml, the REST contract, once per process.
+import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
+import { openapiPath } from '../paths.js';
+
+export interface OpenapiDocument {
+  openapi: string;
+  paths: Record<string, Record<string, { operationId?: string } & Record<string, unknown>>>;
+  [key: string]: unknown;
+}
+
+let cached: { text: string; document: OpenapiDocument } | undefined;
+
+export function loadOpenapi(): { text: string; document: OpenapiDocument } {
+  if (!cached) {
+    const text = readFileSync(openapiPath, 'utf8');
+    cached = { text, document: parse(text) as OpenapiDocument };
+  }
+  return cached;
+}
+
+/** Returns a fresh deep copy (the glue plugin and docs mutate what they are given). */
+export function openapiDocument(): OpenapiDocument {
+  return structuredClone(loadOpenapi().document);
+}

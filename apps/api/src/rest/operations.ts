@@ -1,0 +1,47 @@
+// The REST operation table: every operationId of openapi.yaml maps to a typed handler, or is listed as pending.
+import type { OperationHandlers, OperationId } from '@users-posts/contracts';
+import type { RestContext } from './context.js';
+import { healthHandlers } from './routes/health.js';
+import { usersHandlers } from './routes/users.js';
+
+export const operationHandlers: OperationHandlers<RestContext> = {
+  ...healthHandlers,
+  ...usersHandlers,
+};
+
+/**
+ * Operations of the contract not implemented yet: they answer 501 in the error envelope.
+ * `pnpm contracts:check` fails when an operation is neither implemented nor listed here,
+ * or listed here although implemented. Later issues empty this list.
+ */
+export const pendingOperations: readonly OperationId[] = [
+  // identity (issue 3)
+  'login',
+  'refreshTokens',
+  'logout',
+  'createApiKey',
+  'listApiKeys',
+  'deleteApiKey',
+  'oauthAuthorize',
+  'oauthCallback',
+  // REST resources (issue 5)
+  'createUser',
+  'replaceUser',
+  'updateUser',
+  'deleteUser',
+  'batchCreateUsers',
+  'bulkDeleteUsers',
+  'bulkUpdateUsers',
+  'listUserPosts',
+  'getUserPost',
+  'createUserPost',
+  'listUserOrders',
+  'createUserOrder',
+  'getUserOrder',
+  'updateUserOrder',
+  'listPosts',
+  'getPost',
+  'createPostComment',
+  'listComments',
+  'getComment',
+];

@@ -1,0 +1,13 @@
+// The domain layer: one set of services per app, called by both REST handlers and GraphQL resolvers.
+import type { PrismaClient } from '@users-posts/db';
+import { PostsService } from './posts.js';
+import { UsersService } from './users.js';
+
+export interface Services {
+  users: UsersService;
+  posts: PostsService;
+}
+
+export function createServices(prisma: PrismaClient): Services {
+  return { users: new UsersService(prisma), posts: new PostsService(prisma) };
+}
