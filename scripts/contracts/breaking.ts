@@ -10,7 +10,7 @@ import { RuleRunner } from '@useoptic/rulesets-base';
 import { BreakingChangesRuleset } from '@useoptic/standard-rulesets';
 import { buildSchema } from 'graphql';
 import { parse as parseYaml } from 'yaml';
-import { revExists, showFile } from './git.js';
+import { resolveRev, revExists, showFile } from './git.js';
 
 export interface Change {
   contract: 'graphql' | 'openapi';
@@ -78,8 +78,11 @@ function resolvePointer(root: unknown, ref: string): unknown {
 /** `CONTRACTS_BASE` if set, else `origin/main`, else `HEAD~1`, whichever exists first; undefined if none. */
 export async function defaultBaseRev(repoRoot: string): Promise<string | undefined> {
   if (process.env.CONTRACTS_BASE) return process.env.CONTRACTS_BASE;
-  for (const rev of ['origin/main', 'HEAD~1']) if (await revExists(repoRoot, rev)) return rev;
-  return undefined;
+  // In a fresh clone of main, origin/main is HEAD itself and would compare nothing: fall back to HEAD~1.
+  const head = await resolveRev(repoRoot, 'HEAD');
+  const upstream = await resolveRev(repoRoot, 'origin/main');
+  if (upstream && upstream !== head) return 'origin/main';
+  return (await revExists(repoRoot, 'HEAD~1')) ? 'HEAD~1' : undefined;
 }
 
 /**

@@ -13,6 +13,11 @@ async function git(repoRoot: string, args: string[]): Promise<string | undefined
   }
 }
 
+/** The commit `rev` names, or undefined. */
+export async function resolveRev(repoRoot: string, rev: string): Promise<string | undefined> {
+  return (await git(repoRoot, ['rev-parse', '--verify', '--quiet', '--end-of-options', `${rev}^{commit}`]))?.trim();
+}
+
 /** Whether `rev` names a commit in the repository at `repoRoot`. */
 export async function revExists(repoRoot: string, rev: string): Promise<boolean> {
   return (await git(repoRoot, ['rev-parse', '--verify', '--quiet', '--end-of-options', `${rev}^{commit}`])) !== undefined;

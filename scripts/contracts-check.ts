@@ -1,0 +1,64 @@
+// `pnpm contracts:check`: fails on stale generated code, server/contract drift, or a breaking contract change.
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { generateContracts, repoRoot } from './contracts/generate.js';
+import { graphqlDrift, restDrift } from './contracts/drift.js';
+import { checkBreakingAgainst, defaultBaseRev } from './contracts/breaking.js';
+
+type Check = () => Promise<string[]>;
+let failed = false;
+
+async function run(name: string, check: Check): Promise<void> {
+  let problems: string[];
+  try {
+    problems = await check();
+  } catch (error) {
+    problems = [`check crashed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`];
+  }
+  if (problems.length === 0) {
+    console.log(`✓ ${name}`);
+    return;
+  }
+  failed = true;
+  console.log(`✗ ${name}`);
+  for (const problem of problems) console.log(`    ${problem}`);
+}
+
+await run('generated contract files are up to date', async () => {
+  const stale: string[] = [];
+  for (const file of await generateContracts()) {
+    const committed = await readFile(path.join(repoRoot, file.path), 'utf8').catch(() => undefined);
+    if (committed !== file.content) {
+      stale.push(`${file.path} is ${committed === undefined ? 'missing' : 'stale'}: run \`pnpm codegen\` and commit it`);
+    }
+  }
+  return stale;
+});
+
+const { buildApp } = await import('../apps/api/src/app.js');
+const { testConfig } = await import('../apps/api/test/support/config.js');
+const { operationHandlers, pendingOperations } = await import('../apps/api/src/rest/operations.js');
+const { createTestDatabase } = await import('@users-posts/db/testing');
+const database = await createTestDatabase();
+const app = await buildApp(testConfig(), { database });
+try {
+  await run('served GraphQL schema equals schema/schema.graphql', () => graphqlDrift(app, repoRoot));
+  await run('REST routes match openapi/openapi.yaml', () =>
+    restDrift(app, repoRoot, new Set(Object.keys(operationHandlers)), new Set(pendingOperations)),
+  );
+} finally {
+  await app.close();
+}
+
+const baseRev = await defaultBaseRev(repoRoot);
+await run(`no breaking contract change against ${baseRev ?? '(no base revision)'}`, async () => {
+  if (!baseRev) {
+    console.log('    skipped: no base revision (set CONTRACTS_BASE)');
+    return [];
+  }
+  const result = await checkBreakingAgainst(baseRev, repoRoot);
+  if (result.skipped) console.log(`    skipped: ${result.skipped}`);
+  return result.changes.map((change) => `[${change.contract}] ${change.message}${change.path ? ` (${change.path})` : ''}`);
+});
+
+process.exit(failed ? 1 : 0);
