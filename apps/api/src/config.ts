@@ -1,6 +1,7 @@
 // Reads the environment once, validates it, and returns the typed Config the app is built from.
 import { envSchema } from 'env-schema';
 import path from 'node:path';
+import { repoRoot } from './paths.js';
 import { resolveSecrets, type Secrets } from './secrets.js';
 
 export interface Config {
@@ -55,15 +56,19 @@ interface RawEnv {
 
 /** Validates `env` (throws one error listing every bad variable) and resolves secrets. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const raw = envSchema<RawEnv>({ schema, data: { ...env }, dotenv: false });
-  const dataDir = path.resolve(raw.DATA_DIR);
+  // An empty variable (`DATABASE_URL=` in a shell or .env file) means "not set".
+  const data = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
+  const raw = envSchema<RawEnv>({ schema, data, env: false, dotenv: false });
+  // Relative directories are taken from the repository root, as prisma/prisma.config.ts does, so the
+  // server, `pnpm db:migrate` and `pnpm db:seed` always agree on where the embedded database is.
+  const dataDir = path.resolve(repoRoot, raw.DATA_DIR);
   return {
     nodeEnv: raw.NODE_ENV,
     host: raw.HOST,
     port: raw.PORT,
     logLevel: raw.LOG_LEVEL,
     dataDir,
-    pgliteDir: path.resolve(raw.PGLITE_DIR ?? path.join(dataDir, 'pglite')),
+    pgliteDir: raw.PGLITE_DIR ? path.resolve(repoRoot, raw.PGLITE_DIR) : path.join(dataDir, 'pglite'),
     databaseUrl: raw.DATABASE_URL,
     migrateOnStart: raw.MIGRATE_ON_START,
     redisUrl: raw.REDIS_URL,

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { FastifyInstance } from 'fastify';
 import { readFileSync } from 'node:fs';
-import { parse } from 'yaml';
+import { load as parse } from 'js-yaml';
 import { openapiPath } from '../src/paths.js';
 import { createTestApp } from './support/app.js';
 

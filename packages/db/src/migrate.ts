@@ -1,8 +1,10 @@
 // Applies prisma/migrations in-process through the WASM schema engine: `prisma migrate deploy` without the CLI.
+import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
 import type { MigrationList } from '@prisma/schema-engine-wasm';
 import { openSchemaEngine } from './engine/load-wasm-engine.js';
 import { pgliteMigrationAdapter, pgMigrationAdapter } from './engine/migration-adapters.js';
@@ -32,6 +34,44 @@ export async function readMigrations(dir: string = MIGRATIONS_DIR): Promise<Migr
   return { baseDir: dir, lockfile: { path: lockPath, content: lockContent }, shadowDbInitScript: '', migrationDirectories };
 }
 
+interface AppliedRow {
+  migration_name: string;
+  checksum: string;
+}
+
+/** Rows of migrations that finished and were not rolled back; undefined when the history table does not exist. */
+async function appliedMigrations(target: MigrationTarget): Promise<AppliedRow[] | undefined> {
+  const sql = `SELECT migration_name, checksum FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL`;
+  const exists = `SELECT to_regclass('_prisma_migrations') IS NOT NULL AS present`;
+  if ('pglite' in target) {
+    const { rows } = await target.pglite.query<{ present: boolean }>(exists);
+    return rows[0]?.present ? (await target.pglite.query<AppliedRow>(sql)).rows : undefined;
+  }
+  const client = new pg.Client({ connectionString: target.databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ present: boolean }>(exists);
+    return rows[0]?.present ? (await client.query<AppliedRow>(sql)).rows : undefined;
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * The start-up fast path: true when every migration folder is recorded as applied with the same checksum (the
+ * SHA-256 of migration.sql, as Prisma records it). Anything else (pending, failed, edited, no history) returns
+ * false and goes through the engine, which applies or reports it. Saves loading the WASM engine on most starts.
+ */
+async function everyMigrationApplied(target: MigrationTarget, list: MigrationList): Promise<boolean> {
+  const applied = await appliedMigrations(target);
+  if (!applied) return false;
+  const checksums = new Map(applied.map((row) => [row.migration_name, row.checksum]));
+  return list.migrationDirectories.every(({ path: name, migrationFile: { content } }) => {
+    if (content.tag !== 'ok') return false;
+    return checksums.get(name) === createHash('sha256').update(content.value).digest('hex');
+  });
+}
+
 // applyMigrations needs no models, only the provider; the engine requires at least one schema file.
 const DATASOURCE_ONLY: [string, string][] = [['schema.prisma', 'datasource db {\n  provider = "postgresql"\n}\n']];
 
@@ -41,6 +81,7 @@ const DATASOURCE_ONLY: [string, string][] = [['schema.prisma', 'datasource db {\
  */
 export async function applyMigrations(target: MigrationTarget, options: { migrationsDir?: string } = {}): Promise<string[]> {
   const migrationsList = await readMigrations(options.migrationsDir);
+  if (await everyMigrationApplied(target, migrationsList)) return [];
   const factory = 'pglite' in target ? pgliteMigrationAdapter(target.pglite) : pgMigrationAdapter(target.databaseUrl);
   try {
     const engine = await openSchemaEngine({ adapterFactory: factory, datamodels: DATASOURCE_ONLY });

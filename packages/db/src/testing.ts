@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
-import { openPGliteDatabase, openPostgresDatabase, type Database } from './database.js';
+import { openPGliteDatabase, openPostgresDatabase, PGLITE_POSTGRESQL_CONF, type Database } from './database.js';
 import { applyMigrations, readMigrations } from './migrate.js';
 
 export { countStatements, type StatementCounter } from './statement-counter.js';
@@ -97,6 +97,6 @@ async function createPostgresTestDatabase(serverUrl: string): Promise<Database> 
 export async function createTestDatabase(): Promise<Database> {
   const serverUrl = process.env.DATABASE_URL;
   if (serverUrl) return createPostgresTestDatabase(serverUrl);
-  const pglite = await PGlite.create({ loadDataDir: await migratedTemplate() });
+  const pglite = await PGlite.create({ loadDataDir: await migratedTemplate(), postgresqlconf: PGLITE_POSTGRESQL_CONF });
   return openPGliteDatabase(pglite, { migrate: false });
 }

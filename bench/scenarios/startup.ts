@@ -1,0 +1,91 @@
+// Cold start to ready, and idle memory, of the product on its embedded default (the `pnpm start` command).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export interface StartupFigures {
+  firstStartMs: number;
+  laterStartsMs: number[];
+  idleRssMb: number;
+}
+
+const repoRoot = path.resolve(import.meta.dirname, '../..');
+
+async function waitReady(url: string, child: ChildProcess, limitMs: number): Promise<void> {
+  const deadline = Date.now() + limitMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await sleep(10);
+  }
+  throw new Error(`not ready within ${limitMs} ms`);
+}
+
+function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1]);
+  return Math.round((kb / 1024) * 10) / 10;
+}
+
+/** Starts the server once on `dataDir`; returns ms from spawn to a 200 from /readyz (and RSS after idling). */
+async function startOnce(dataDir: string, port: number, idleMs = 0, databaseUrl = ''): Promise<{ ms: number; rss?: number }> {
+  const started = performance.now();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/api/src/main.ts'], {
+    cwd: repoRoot,
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      DATABASE_URL: databaseUrl,
+      MIGRATE_ON_START: databaseUrl ? 'true' : 'false',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  try {
+    await waitReady(`http://127.0.0.1:${port}/readyz`, child, 60_000);
+    const ms = Math.round(performance.now() - started);
+    if (!idleMs) return { ms };
+    await sleep(idleMs);
+    return { ms, rss: rssMb(child.pid!) };
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((resolve) => child.once('exit', resolve));
+  }
+}
+
+/** The same on PostgreSQL: what the app itself costs, without the embedded database. */
+export async function measurePostgresStartup(databaseUrl: string, port = 4901): Promise<{ startMs: number; idleRssMb: number }> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'users-posts-bench-'));
+  try {
+    await startOnce(dataDir, port, 0, databaseUrl); // applies migrations once
+    const result = await startOnce(dataDir, port, 3_000, databaseUrl);
+    return { startMs: result.ms, idleRssMb: result.rss ?? 0 };
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+export async function measureStartup(port = 4900): Promise<StartupFigures> {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'users-posts-bench-'));
+  try {
+    const first = await startOnce(dataDir, port);
+    const later: number[] = [];
+    let idleRssMb = 0;
+    for (let run = 0; run < 5; run++) {
+      const result = await startOnce(dataDir, port, run === 4 ? 3_000 : 0);
+      later.push(result.ms);
+      if (result.rss) idleRssMb = result.rss;
+    }
+    return { firstStartMs: first.ms, laterStartsMs: later, idleRssMb };
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
