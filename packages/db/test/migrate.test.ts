@@ -38,3 +38,29 @@ describe('applyMigrations', () => {
     await expect(applyMigrations({ pglite }, { migrationsDir: dir })).rejects.toMatchObject({ code: 'P3009' });
   });
 });
+
+describe('applyMigrations on an up-to-date database (the start-up fast path)', () => {
+  let dir: string;
+  let pglite: PGlite;
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(os.tmpdir(), 'users-posts-migrations-'));
+    await writeFile(path.join(dir, 'migration_lock.toml'), 'provider = "postgresql"\n');
+    await mkdir(path.join(dir, '1_first'));
+    await writeFile(path.join(dir, '1_first', 'migration.sql'), 'CREATE TABLE first (id int);');
+    pglite = await PGlite.create();
+  });
+  afterAll(async () => {
+    await pglite?.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('applies, then does nothing, then still applies a migration added later', async () => {
+    expect(await applyMigrations({ pglite }, { migrationsDir: dir })).toEqual(['1_first']);
+    expect(await applyMigrations({ pglite }, { migrationsDir: dir })).toEqual([]);
+    await mkdir(path.join(dir, '2_second'));
+    await writeFile(path.join(dir, '2_second', 'migration.sql'), 'CREATE TABLE second (id int);');
+    expect(await applyMigrations({ pglite }, { migrationsDir: dir })).toEqual(['2_second']);
+    const { rows } = await pglite.query<{ present: boolean }>(`SELECT to_regclass('second') IS NOT NULL AS present`);
+    expect(rows).toEqual([{ present: true }]);
+  });
+});
