@@ -5,7 +5,8 @@ import type { operations } from './generated/openapi.js';
 export type OperationId = keyof operations;
 
 type Operation<Id extends OperationId> = operations[Id];
-type OrEmpty<T> = [T] extends [never] ? Record<string, never> : [T] extends [undefined] ? Record<string, never> : T;
+// An operation without path or query parameters gets {} (so reading an undeclared parameter does not compile).
+type OrEmpty<T> = [T] extends [never] ? Record<never, never> : [T] extends [undefined] ? Record<never, never> : T;
 type JsonContent<T> = T extends { content: { 'application/json': infer Body } } ? Body : undefined;
 
 /** Path parameters of an operation (after validation and coercion by the contract). */
