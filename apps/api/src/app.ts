@@ -2,12 +2,16 @@
 import type { Database } from '@users-posts/db';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { randomUUID } from 'node:crypto';
+import type { Clock } from './auth/clock.js';
+import type { IdentityStores } from './auth/identity.js';
 import { ensureAdmin } from './bootstrap/admin.js';
 import type { Config } from './config.js';
+import authPlugin from './plugins/auth.js';
 import databasePlugin from './plugins/database.js';
 import docsPlugin from './plugins/docs.js';
 import errorHandlerPlugin from './plugins/error-handler.js';
 import graphqlPlugin from './plugins/graphql.js';
+import rateLimitPlugin from './plugins/rate-limit.js';
 import restPlugin from './plugins/rest.js';
 
 declare module 'fastify' {
@@ -21,6 +25,10 @@ declare module 'fastify' {
 export interface AppOptions {
   /** An already-open database to use instead of opening one from the config (tests). */
   database?: Database;
+  /** The time source of token, session and signature expiry (tests move it by hand). */
+  clock?: Clock;
+  /** Revocation and nonce stores (default: in memory). */
+  stores?: IdentityStores;
 }
 
 /** Log fields that must never be written: credentials and secrets. */
@@ -60,6 +68,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
 
   await app.register(errorHandlerPlugin);
   await app.register(databasePlugin, { database: options.database });
+  await app.register(authPlugin, { clock: options.clock, stores: options.stores });
+  await app.register(rateLimitPlugin);
   await app.register(restPlugin);
   await app.register(graphqlPlugin);
   await app.register(docsPlugin);

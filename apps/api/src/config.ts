@@ -18,6 +18,8 @@ export interface Config {
   migrateOnStart: boolean;
   redisUrl: string | undefined;
   secrets: Secrets;
+  /** Requests per minute of the stricter buckets (SPEC §4). */
+  rateLimits: { loginMax: number; refreshMax: number };
   /** The administrator created or updated at start, when both are set. */
   admin: { email: string; password: string } | undefined;
 }
@@ -34,6 +36,8 @@ const schema = {
     DATABASE_URL: { type: 'string', pattern: '^postgres(ql)?://' },
     MIGRATE_ON_START: { type: 'boolean', default: false },
     REDIS_URL: { type: 'string', pattern: '^rediss?://' },
+    LOGIN_RATE_LIMIT_MAX: { type: 'integer', minimum: 1, default: 10 },
+    REFRESH_RATE_LIMIT_MAX: { type: 'integer', minimum: 1, default: 60 },
     ADMIN_EMAIL: { type: 'string', pattern: '^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$', maxLength: 254 },
     ADMIN_PASSWORD: { type: 'string', minLength: 8, maxLength: 128 },
   },
@@ -50,6 +54,8 @@ interface RawEnv {
   DATABASE_URL?: string;
   MIGRATE_ON_START: boolean;
   REDIS_URL?: string;
+  LOGIN_RATE_LIMIT_MAX: number;
+  REFRESH_RATE_LIMIT_MAX: number;
   ADMIN_EMAIL?: string;
   ADMIN_PASSWORD?: string;
 }
@@ -72,6 +78,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: raw.DATABASE_URL,
     migrateOnStart: raw.MIGRATE_ON_START,
     redisUrl: raw.REDIS_URL,
+    rateLimits: { loginMax: raw.LOGIN_RATE_LIMIT_MAX, refreshMax: raw.REFRESH_RATE_LIMIT_MAX },
     secrets: resolveSecrets(env, { dataDir, production: raw.NODE_ENV === 'production' }),
     admin: raw.ADMIN_EMAIL && raw.ADMIN_PASSWORD ? { email: raw.ADMIN_EMAIL, password: raw.ADMIN_PASSWORD } : undefined,
   };

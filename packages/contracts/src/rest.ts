@@ -13,8 +13,9 @@ type JsonContent<T> = T extends { content: { 'application/json': infer Body } } 
 export type PathParams<Id extends OperationId> = OrEmpty<NonNullable<Operation<Id>['parameters']['path']>>;
 /** Query parameters of an operation (after validation and coercion by the contract). */
 export type QueryParams<Id extends OperationId> = OrEmpty<NonNullable<Operation<Id>['parameters']['query']>>;
-/** The JSON request body of an operation, `undefined` when it takes none. */
-export type RequestBody<Id extends OperationId> = JsonContent<NonNullable<Operation<Id>['requestBody']>>;
+type BodyOf<Id extends OperationId> = JsonContent<NonNullable<Operation<Id>['requestBody']>>;
+/** The JSON request body of an operation: `undefined` when it takes none, `| undefined` when the body is optional. */
+export type RequestBody<Id extends OperationId> = undefined extends Operation<Id>['requestBody'] ? BodyOf<Id> | undefined : BodyOf<Id>;
 
 type Responses<Id extends OperationId> = Operation<Id>['responses'];
 /** Status codes an operation declares. */

@@ -86,6 +86,6 @@ describe('createDatabase (PGlite directory)', () => {
   });
 
   it('exports the Prisma namespace and enums', () => {
-    expect(Prisma.ModelName).toEqual({ User: 'User', Post: 'Post', Comment: 'Comment', Order: 'Order' });
+    expect(Prisma.ModelName).toMatchObject({ User: 'User', Post: 'Post', Comment: 'Comment', Order: 'Order', RefreshToken: 'RefreshToken' });
   });
 });

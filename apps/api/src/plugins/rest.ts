@@ -1,18 +1,21 @@
 // Registers every REST operation of openapi.yaml (validation and serialization from the contract) with its handler.
 import type { OperationHandler, OperationId } from '@users-posts/contracts';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import openapiGlue from 'fastify-openapi-glue';
 import { AppError } from '../errors.js';
 import type { RestContext } from '../rest/context.js';
 import { openapiDocument } from '../rest/contract.js';
 import { operationHandlers, pendingOperations } from '../rest/operations.js';
+import { enforce, operationRequirements, type Requirement } from '../rest/requirements.js';
+import { routeOptions } from '../rest/route-options.js';
 import { createValidatorCompiler } from '../rest/validator-compiler.js';
 
 type AnyHandler = OperationHandler<OperationId, RestContext>;
 
-function routeHandler(app: FastifyInstance, handler: AnyHandler) {
+function routeHandler(app: FastifyInstance, handler: AnyHandler, requirement: Requirement | undefined) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
+    enforce(requirement, request.principal);
     const input = { params: request.params, query: request.query, body: request.body } as Parameters<AnyHandler>[0];
     const result = await handler(input, { services: app.services, request, reply });
     if (result.headers) reply.headers(result.headers);
@@ -29,12 +32,16 @@ function pendingHandler(operationId: string) {
 
 async function restPlugin(app: FastifyInstance): Promise<void> {
   const pending = new Set<string>(pendingOperations);
+  const specification = openapiDocument();
+  const requirements = operationRequirements(specification);
   app.setValidatorCompiler(createValidatorCompiler());
   await app.register(openapiGlue, {
-    specification: openapiDocument(),
+    specification,
     operationResolver: (operationId: string) => {
       const handler = operationHandlers[operationId as OperationId] as AnyHandler | undefined;
-      if (handler) return routeHandler(app, handler);
+      const options = routeOptions(app)[operationId as OperationId] ?? {};
+      // glue merges these over the route it built from the contract (its typing asks for a whole RouteOptions).
+      if (handler) return { ...options, handler: routeHandler(app, handler, requirements.get(operationId)) } as RouteOptions;
       if (pending.has(operationId)) return pendingHandler(operationId);
       throw new Error(`openapi.yaml operation "${operationId}" has no handler and is not listed as pending`);
     },

@@ -1,11 +1,15 @@
 // The REST operation table: every operationId of openapi.yaml maps to a typed handler, or is listed as pending.
 import type { OperationHandlers, OperationId } from '@users-posts/contracts';
 import type { RestContext } from './context.js';
+import { apiKeysHandlers } from './routes/api-keys.js';
+import { authHandlers } from './routes/auth.js';
 import { healthHandlers } from './routes/health.js';
 import { usersHandlers } from './routes/users.js';
 
 export const operationHandlers: OperationHandlers<RestContext> = {
   ...healthHandlers,
+  ...authHandlers,
+  ...apiKeysHandlers,
   ...usersHandlers,
 };
 
@@ -16,12 +20,6 @@ export const operationHandlers: OperationHandlers<RestContext> = {
  */
 export const pendingOperations: readonly OperationId[] = [
   // identity (issue 3)
-  'login',
-  'refreshTokens',
-  'logout',
-  'createApiKey',
-  'listApiKeys',
-  'deleteApiKey',
   'oauthAuthorize',
   'oauthCallback',
   // REST resources (issue 5)

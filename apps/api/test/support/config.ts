@@ -16,6 +16,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     databaseUrl: undefined,
     migrateOnStart: false,
     redisUrl: undefined,
+    rateLimits: { loginMax: 10, refreshMax: 60 },
     secrets: generateSecrets(),
     admin: undefined,
     ...overrides,

@@ -47,6 +47,12 @@ export interface paths {
          *     An invalid, expired, revoked or reused token answers `401` (error envelope plus `error`);
          *     the client must then log in again. A malformed body is `422`. Rate limited to 60 requests
          *     per minute per IP.
+         *
+         *     Concurrent presentations of the same token (two tabs, a network retry): exactly one wins
+         *     and gets the new pair. A second presentation within 10 seconds of the spend answers `409`
+         *     (code 40900) and revokes nothing: the client should use the pair the winning request stored,
+         *     and must not treat `409` as the end of its login. After those 10 seconds the same token is
+         *     reuse, answered `401` with every token of the user revoked.
          */
         post: operations["refreshTokens"];
         delete?: never;
@@ -1837,6 +1843,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];

@@ -1,0 +1,50 @@
+// API keys: `upk_<prefix>_<secret>`, shown once at creation, stored as a SHA-256 hash next to the visible prefix.
+import type { ApiKey, PrismaClient } from '@users-posts/db';
+import { randomBytes } from 'node:crypto';
+import { AppError } from '../errors.js';
+import type { Clock } from './clock.js';
+import { randomSecret, sha256 } from './hashing.js';
+
+const KEY_PATTERN = /^upk_([0-9a-f]{12})_[A-Za-z0-9_-]{43}$/;
+
+export interface CreatedApiKey {
+  record: ApiKey;
+  /** The whole key: returned this once, never stored. */
+  key: string;
+}
+
+export class ApiKeyService {
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly clock: Clock,
+  ) {}
+
+  async create(userId: number, name: string): Promise<CreatedApiKey> {
+    const prefix = randomBytes(6).toString('hex');
+    const key = `upk_${prefix}_${randomSecret(32)}`;
+    const record = await this.prisma.apiKey.create({ data: { userId, name, prefix, keyHash: sha256(key) } });
+    return { record, key };
+  }
+
+  list(userId: number): Promise<ApiKey[]> {
+    return this.prisma.apiKey.findMany({ where: { userId }, orderBy: { id: 'asc' } });
+  }
+
+  /** Deletes a key of `ownerId` (any key for an ADMIN); true when one was deleted. */
+  async delete(id: number, caller: { userId: number; admin: boolean }): Promise<boolean> {
+    const key = await this.prisma.apiKey.findUnique({ where: { id } });
+    if (!key) return false;
+    if (key.userId !== caller.userId && !caller.admin) throw new AppError('FORBIDDEN', 'Not your API key');
+    const { count } = await this.prisma.apiKey.deleteMany({ where: { id } });
+    return count === 1;
+  }
+
+  /** The owner of a presented key, or null for a malformed, unknown or revoked (deleted) one. */
+  async verify(key: string): Promise<{ userId: number } | null> {
+    if (!KEY_PATTERN.test(key)) return null;
+    const record = await this.prisma.apiKey.findUnique({ where: { keyHash: sha256(key) } });
+    if (!record) return null;
+    await this.prisma.apiKey.update({ where: { id: record.id }, data: { lastUsedAt: new Date(this.clock.now()) } });
+    return { userId: record.userId };
+  }
+}

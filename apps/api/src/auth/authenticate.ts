@@ -1,0 +1,63 @@
+// Resolves a request's credentials (signature, Bearer, api_key, sid cookie — in that order) to one Principal.
+import type { Database, PrismaClient } from '@users-posts/db';
+import type { FastifyRequest } from 'fastify';
+import { AppError } from '../errors.js';
+import type { Identity } from './identity.js';
+import { anonymous, type Principal } from './principal.js';
+import { SESSION_COOKIE } from './sessions.js';
+import { isSignedRequest, verifySignedRequest } from './signature.js';
+
+const unauthenticated = (message: string) => new AppError('UNAUTHENTICATED', message);
+
+async function userRole(prisma: PrismaClient, userId: number) {
+  const user = await prisma.user.findUnique({ where: { id: userId }, select: { role: true, tokenVersion: true } });
+  if (!user) throw unauthenticated('The user of these credentials no longer exists');
+  return user;
+}
+
+async function fromBearer(token: string, identity: Identity, prisma: PrismaClient): Promise<Principal> {
+  const claims = identity.tokens.verifyAccess(token);
+  if (await identity.stores.revocations.isRevoked(claims.jti, identity.clock.now())) throw unauthenticated('The access token was revoked');
+  const user = await userRole(prisma, claims.userId);
+  if (user.tokenVersion !== claims.ver) throw unauthenticated('The access token was revoked');
+  return { kind: 'user', userId: claims.userId, role: user.role, via: 'bearer', token: { jti: claims.jti, exp: claims.exp } };
+}
+
+/**
+ * The principal of a request. Presenting a credential that does not verify is a 401 even on public routes
+ * (seed §5 rule 2): a client learns at once that its token is bad instead of silently acting anonymously.
+ */
+export async function authenticate(request: FastifyRequest, identity: Identity, db: Database): Promise<Principal> {
+  if (isSignedRequest(request.url)) {
+    await verifySignedRequest(
+      { method: request.method, url: request.url, rawBody: request.rawBody },
+      { secret: identity.signingSecret, nowMs: identity.clock.now(), nonces: identity.stores.nonces },
+    );
+    return { kind: 'service', role: 'ADMIN', via: 'signature' };
+  }
+
+  const authorization = request.headers.authorization;
+  if (authorization !== undefined) {
+    const match = /^Bearer\s+(\S+)$/i.exec(authorization);
+    if (!match?.[1]) throw unauthenticated('Authorization must be "Bearer <access token>"');
+    return fromBearer(match[1], identity, db.prisma);
+  }
+
+  const apiKey = new URLSearchParams(request.url.split(/\?(.*)/s, 2)[1] ?? '').get('api_key');
+  if (apiKey !== null) {
+    const owner = await identity.apiKeys.verify(apiKey);
+    if (!owner) throw unauthenticated('Invalid API key');
+    const user = await userRole(db.prisma, owner.userId);
+    return { kind: 'user', userId: owner.userId, role: user.role, via: 'api_key' };
+  }
+
+  const sid = request.cookies[SESSION_COOKIE];
+  if (sid) {
+    const session = await identity.sessions.find(sid);
+    if (!session) throw unauthenticated('The session has expired or was ended; log in again');
+    const user = await userRole(db.prisma, session.userId);
+    return { kind: 'user', userId: session.userId, role: user.role, via: 'session', sessionId: session.id };
+  }
+
+  return anonymous;
+}

@@ -1,0 +1,35 @@
+// The identity module's services, built once per app and shared by REST handlers, GraphQL and the auth hook.
+import type { PrismaClient } from '@users-posts/db';
+import type { FastifyInstance } from 'fastify';
+import { ApiKeyService } from './api-keys.js';
+import type { Clock } from './clock.js';
+import { TokenCodec } from './jwt.js';
+import { RefreshTokenService } from './refresh-tokens.js';
+import { SessionService } from './sessions.js';
+import type { NonceStore } from './stores/nonce-store.js';
+import type { RevocationStore } from './stores/revocation-store.js';
+
+export interface IdentityStores {
+  revocations: RevocationStore;
+  nonces: NonceStore;
+}
+
+export class Identity {
+  readonly tokens: TokenCodec;
+  readonly refreshTokens: RefreshTokenService;
+  readonly sessions: SessionService;
+  readonly apiKeys: ApiKeyService;
+
+  constructor(
+    app: FastifyInstance,
+    prisma: PrismaClient,
+    readonly clock: Clock,
+    readonly stores: IdentityStores,
+    readonly signingSecret: string,
+  ) {
+    this.tokens = new TokenCodec(app, clock);
+    this.refreshTokens = new RefreshTokenService(prisma, this.tokens, clock);
+    this.sessions = new SessionService(prisma, clock);
+    this.apiKeys = new ApiKeyService(prisma, clock);
+  }
+}

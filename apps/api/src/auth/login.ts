@@ -1,0 +1,31 @@
+// The one way a login completes (password or OAuth): a token pair, or a server-side session with the sid cookie.
+import type { FastifyReply } from 'fastify';
+import { ACCESS_TTL_SECONDS } from './jwt.js';
+import type { Identity } from './identity.js';
+import { SESSION_COOKIE, SESSION_TTL_SECONDS } from './sessions.js';
+
+export type LoginBody =
+  | { success: true; accessToken: string; refreshToken: string; tokenType: 'Bearer'; expiresIn: number }
+  | { success: true };
+
+/** Cookie attributes of SPEC §3 (`Secure` always: browsers treat localhost as a secure context). */
+export const SESSION_COOKIE_OPTIONS = { httpOnly: true, secure: true, sameSite: 'lax', path: '/' } as const;
+
+export async function completeLogin(
+  identity: Identity,
+  reply: FastifyReply,
+  user: { id: number; tokenVersion: number },
+  options: { session: boolean },
+): Promise<LoginBody> {
+  if (options.session) {
+    const secret = await identity.sessions.create(user.id);
+    reply.setCookie(SESSION_COOKIE, secret, { ...SESSION_COOKIE_OPTIONS, maxAge: SESSION_TTL_SECONDS });
+    return { success: true };
+  }
+  const pair = await identity.refreshTokens.issue(user.id, user.tokenVersion);
+  return { success: true, ...pair, tokenType: 'Bearer', expiresIn: ACCESS_TTL_SECONDS };
+}
+
+export function clearSessionCookie(reply: FastifyReply): void {
+  reply.clearCookie(SESSION_COOKIE, SESSION_COOKIE_OPTIONS);
+}

@@ -1,0 +1,88 @@
+// Refresh-token rotation: one-time tokens in families, stored as hashes; reuse of a spent token revokes the user.
+import type { PrismaClient } from '@users-posts/db';
+import { randomUUID } from 'node:crypto';
+import { AppError } from '../errors.js';
+import type { Clock } from './clock.js';
+import { sha256 } from './hashing.js';
+import type { TokenCodec } from './jwt.js';
+
+export interface TokenPair {
+  accessToken: string;
+  refreshToken: string;
+}
+
+/**
+ * How long after a token was spent a second presentation counts as a concurrent duplicate (two tabs, a network
+ * retry) rather than theft. Within it the loser gets 409 and nothing is revoked; after it, reuse revokes the user.
+ */
+export const CONCURRENT_REFRESH_GRACE_MS = 10_000;
+
+export class RefreshTokenService {
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly codec: TokenCodec,
+    private readonly clock: Clock,
+  ) {}
+
+  /** A fresh access + refresh pair for a login, starting a new family. */
+  async issue(userId: number, tokenVersion: number, familyId: string = randomUUID()): Promise<TokenPair> {
+    const access = this.codec.signAccess(userId, tokenVersion);
+    const refresh = this.codec.signRefresh(userId);
+    await this.prisma.refreshToken.create({
+      data: { id: refresh.jti, familyId, userId, tokenHash: sha256(refresh.token), expiresAt: new Date(refresh.expiresAt) },
+    });
+    return { accessToken: access.token, refreshToken: refresh.token };
+  }
+
+  /**
+   * Spends `token` and returns its successor pair. The spend is one conditional UPDATE, so of N concurrent
+   * presentations exactly one wins. A spent token presented again within the grace window → 409 (no harm done);
+   * later → reuse: every family of the user is revoked and tokenVersion bumped (outstanding access tokens die).
+   */
+  async rotate(token: string): Promise<TokenPair> {
+    const claims = this.codec.verifyRefresh(token);
+    const stored = await this.prisma.refreshToken.findUnique({ where: { tokenHash: sha256(token) } });
+    if (!stored || stored.id !== claims.jti || stored.userId !== claims.userId) {
+      throw new AppError('UNAUTHENTICATED', 'Unknown refresh token');
+    }
+    if (stored.revokedAt) throw new AppError('UNAUTHENTICATED', 'Refresh token revoked');
+
+    const now = new Date(this.clock.now());
+    const spent = await this.prisma.refreshToken.updateMany({
+      where: { id: stored.id, usedAt: null, revokedAt: null },
+      data: { usedAt: now },
+    });
+    if (spent.count === 1) {
+      const user = await this.prisma.user.findUnique({ where: { id: stored.userId }, select: { tokenVersion: true } });
+      if (!user) throw new AppError('UNAUTHENTICATED', 'Unknown user');
+      return this.issue(stored.userId, user.tokenVersion, stored.familyId);
+    }
+
+    const current = await this.prisma.refreshToken.findUnique({ where: { id: stored.id } });
+    const usedAt = current?.usedAt?.getTime();
+    if (current && !current.revokedAt && usedAt !== undefined && now.getTime() - usedAt <= CONCURRENT_REFRESH_GRACE_MS) {
+      throw new AppError('CONFLICT', 'This refresh token was just rotated by a concurrent request; use the newest token pair');
+    }
+    await this.revokeUser(stored.userId);
+    throw new AppError('UNAUTHENTICATED', 'Refresh token reuse detected: every session of this user was revoked');
+  }
+
+  /** Revokes one family (logout on one device). */
+  async revokeFamilyOf(token: string, userId: number): Promise<void> {
+    const stored = await this.prisma.refreshToken.findUnique({ where: { tokenHash: sha256(token) } });
+    if (!stored || stored.userId !== userId) return;
+    await this.prisma.refreshToken.updateMany({
+      where: { familyId: stored.familyId, revokedAt: null },
+      data: { revokedAt: new Date(this.clock.now()) },
+    });
+  }
+
+  /** Revokes every family of the user and bumps tokenVersion, so every access token is rejected too. */
+  async revokeUser(userId: number): Promise<void> {
+    const now = new Date(this.clock.now());
+    await this.prisma.$transaction([
+      this.prisma.refreshToken.updateMany({ where: { userId, revokedAt: null }, data: { revokedAt: now } }),
+      this.prisma.user.update({ where: { id: userId }, data: { tokenVersion: { increment: 1 } } }),
+    ]);
+  }
+}

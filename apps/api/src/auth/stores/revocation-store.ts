@@ -1,0 +1,26 @@
+// The access-token blocklist (by jti, until the token's own expiry): in memory now, Redis behind the same interface later.
+
+export interface RevocationStore {
+  /** Blocks `jti` until `expiresAtMs` (after which the token is expired anyway). */
+  revoke(jti: string, expiresAtMs: number): Promise<void>;
+  isRevoked(jti: string, nowMs: number): Promise<boolean>;
+}
+
+/** One process only: entries are dropped lazily once expired. */
+export class MemoryRevocationStore implements RevocationStore {
+  private readonly entries = new Map<string, number>();
+
+  async revoke(jti: string, expiresAtMs: number): Promise<void> {
+    this.entries.set(jti, expiresAtMs);
+  }
+
+  async isRevoked(jti: string, nowMs: number): Promise<boolean> {
+    const expiresAt = this.entries.get(jti);
+    if (expiresAt === undefined) return false;
+    if (expiresAt <= nowMs) {
+      this.entries.delete(jti);
+      return false;
+    }
+    return true;
+  }
+}
