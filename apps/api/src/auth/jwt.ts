@@ -65,14 +65,15 @@ export class TokenCodec {
     const jti = randomUUID();
     const token = this.app.jwt.access.sign(
       { userId, type: 'access', ver: tokenVersion, jti },
-      { expiresIn: ACCESS_TTL_SECONDS * 1000, ...this.timing() },
+      // A string: @fastify/jwt reads a numeric expiresIn as seconds, fast-jwt as milliseconds.
+      { expiresIn: `${ACCESS_TTL_SECONDS}s`, ...this.timing() },
     );
     return { token, jti, expiresAt: this.clock.now() + ACCESS_TTL_SECONDS * 1000 };
   }
 
   signRefresh(userId: number): SignedToken {
     const jti = randomUUID();
-    const token = this.app.jwt.refresh.sign({ userId, type: 'refresh', jti }, { expiresIn: REFRESH_TTL_SECONDS * 1000, ...this.timing() });
+    const token = this.app.jwt.refresh.sign({ userId, type: 'refresh', jti }, { expiresIn: `${REFRESH_TTL_SECONDS}s`, ...this.timing() });
     return { token, jti, expiresAt: this.clock.now() + REFRESH_TTL_SECONDS * 1000 };
   }
 

@@ -1,12 +1,15 @@
 // The per-request GraphQL context: the domain services and this request's DataLoaders.
+import type { Principal } from '../auth/principal.js';
 import type { Services } from '../services/index.js';
 import { createLoaders, type Loaders } from './loaders.js';
 
 export interface GraphQLContext {
+  /** The caller, resolved once by the auth plugin (the same principal REST handlers see). */
+  principal: Principal;
   services: Services;
   loaders: Loaders;
 }
 
-export function createGraphQLContext(services: Services): GraphQLContext {
-  return { services, loaders: createLoaders(services) };
+export function createGraphQLContext(services: Services, principal: Principal): GraphQLContext {
+  return { principal, services, loaders: createLoaders(services) };
 }

@@ -3,9 +3,10 @@ import { makeExecutableSchema } from '@graphql-tools/schema';
 import type { GraphQLSchema } from 'graphql';
 import { readFileSync } from 'node:fs';
 import { graphqlSchemaPath } from '../paths.js';
+import { authDirectiveTransformer } from './directives/auth.js';
 import { resolvers } from './resolvers/index.js';
 
 export function buildGraphQLSchema(): GraphQLSchema {
   const typeDefs = readFileSync(graphqlSchemaPath, 'utf8');
-  return makeExecutableSchema({ typeDefs, resolvers });
+  return authDirectiveTransformer(makeExecutableSchema({ typeDefs, resolvers }));
 }

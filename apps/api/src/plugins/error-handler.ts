@@ -69,6 +69,11 @@ async function errorHandlerPlugin(app: FastifyInstance): Promise<void> {
     const appError = toAppError(error);
     if (appError) {
       if (appError.status >= 500) request.log.error({ err: error }, appError.message);
+      // Failures before GraphQL runs (bad credentials, body too large) still answer in GraphQL's shape there.
+      if (request.routeOptions.url === '/graphql') {
+        const extensions = { code: appError.kind.graphqlCode, ...(appError.fields ? { fields: appError.fields } : {}) };
+        return reply.status(appError.status).send({ errors: [{ message: appError.message, extensions }] });
+      }
       return reply.status(appError.status).send(errorBody(appError));
     }
     request.log.error({ err: error }, 'unhandled error');

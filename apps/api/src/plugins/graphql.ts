@@ -16,7 +16,7 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
   const yoga = createYoga<ServerContext>({
     schema: buildGraphQLSchema(),
     graphqlEndpoint: '/graphql',
-    context: () => createGraphQLContext(app.services),
+    context: ({ req }) => createGraphQLContext(app.services, req.principal),
     maskedErrors: { maskError, isDev: !production },
     graphiql: { title: 'users-posts GraphQL' },
     landingPage: false,
@@ -40,4 +40,4 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
   });
 }
 
-export default fp(graphqlPlugin, { name: 'graphql', dependencies: ['database'] });
+export default fp(graphqlPlugin, { name: 'graphql', dependencies: ['database', 'auth'] });

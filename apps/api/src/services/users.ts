@@ -51,6 +51,14 @@ export class UsersService {
     return ids.map((id) => byId.get(id) ?? null);
   }
 
+  /** Deletes a user (their posts, comments and orders cascade); false when no user had this id. */
+  async delete(id: string | number): Promise<boolean> {
+    const dbId = parseId(id);
+    if (dbId === null) return false;
+    const { count } = await this.prisma.user.deleteMany({ where: { id: dbId } });
+    return count === 1;
+  }
+
   count(): Promise<number> {
     return this.prisma.user.count();
   }

@@ -1,8 +1,9 @@
 // Every resolver of schema.graphql, typed by the generated `Resolvers` signature.
 import type { Resolvers } from '@users-posts/contracts';
 import type { GraphQLContext } from '../context.js';
+import { Mutation } from './mutation.js';
 import { Post } from './post.js';
 import { Query } from './query.js';
 import { User } from './user.js';
 
-export const resolvers: Resolvers<GraphQLContext> = { Query, User, Post };
+export const resolvers: Resolvers<GraphQLContext> = { Query, Mutation, User, Post };
