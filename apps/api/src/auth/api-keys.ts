@@ -20,14 +20,14 @@ export class ApiKeyService {
   ) {}
 
   async create(userId: number, name: string): Promise<CreatedApiKey> {
-    const prefix = randomBytes(6).toString('hex');
-    const key = `upk_${prefix}_${randomSecret(32)}`;
+    const prefix = `upk_${randomBytes(6).toString('hex')}`;
+    const key = `${prefix}_${randomSecret(32)}`;
     const record = await this.prisma.apiKey.create({ data: { userId, name, prefix, keyHash: sha256(key) } });
     return { record, key };
   }
 
   list(userId: number): Promise<ApiKey[]> {
-    return this.prisma.apiKey.findMany({ where: { userId }, orderBy: { id: 'asc' } });
+    return this.prisma.apiKey.findMany({ where: { userId }, orderBy: { id: 'desc' } });
   }
 
   /** Deletes a key of `ownerId` (any key for an ADMIN); true when one was deleted. */
@@ -44,7 +44,7 @@ export class ApiKeyService {
     if (!KEY_PATTERN.test(key)) return null;
     const record = await this.prisma.apiKey.findUnique({ where: { keyHash: sha256(key) } });
     if (!record) return null;
-    await this.prisma.apiKey.update({ where: { id: record.id }, data: { lastUsedAt: new Date(this.clock.now()) } });
-    return { userId: record.userId };
+    const { count } = await this.prisma.apiKey.updateMany({ where: { id: record.id }, data: { lastUsedAt: new Date(this.clock.now()) } });
+    return count === 1 ? { userId: record.userId } : null;
   }
 }

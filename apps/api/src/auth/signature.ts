@@ -51,5 +51,5 @@ export async function verifySignedRequest(
   const expected = sign(options.secret, request.method, request.url, request.rawBody);
   if (!safeEqual(signature.toLowerCase(), expected)) throw rejected('signature does not match');
   // A nonce lives as long as its timestamp could be accepted, on either side of now.
-  if (!(await options.nonces.claim(nonce, 2 * SIGNATURE_WINDOW_MS, options.nowMs))) throw rejected('nonce already used');
+  if (!(await options.nonces.claim(nonce, 2 * SIGNATURE_WINDOW_MS + 1, options.nowMs))) throw rejected('nonce already used');
 }
