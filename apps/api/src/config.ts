@@ -1,6 +1,7 @@
 // Reads the environment once, validates it, and returns the typed Config the app is built from.
 import { envSchema } from 'env-schema';
 import path from 'node:path';
+import { parseOAuthProviders, type OAuthProviderConfig } from './auth/oauth-config.js';
 import { repoRoot } from './paths.js';
 import { resolveSecrets, type Secrets } from './secrets.js';
 
@@ -22,6 +23,8 @@ export interface Config {
   rateLimits: { loginMax: number; refreshMax: number };
   /** The administrator created or updated at start, when both are set. */
   admin: { email: string; password: string } | undefined;
+  /** OpenID Connect providers (`OAUTH_<NAME>_*`), none by default. */
+  oauthProviders: OAuthProviderConfig[];
 }
 
 const schema = {
@@ -81,5 +84,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimits: { loginMax: raw.LOGIN_RATE_LIMIT_MAX, refreshMax: raw.REFRESH_RATE_LIMIT_MAX },
     secrets: resolveSecrets(env, { dataDir, production: raw.NODE_ENV === 'production' }),
     admin: raw.ADMIN_EMAIL && raw.ADMIN_PASSWORD ? { email: raw.ADMIN_EMAIL, password: raw.ADMIN_PASSWORD } : undefined,
+    oauthProviders: parseOAuthProviders(data),
   };
 }

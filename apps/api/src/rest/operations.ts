@@ -4,11 +4,13 @@ import type { RestContext } from './context.js';
 import { apiKeysHandlers } from './routes/api-keys.js';
 import { authHandlers } from './routes/auth.js';
 import { healthHandlers } from './routes/health.js';
+import { oauthHandlers } from './routes/oauth.js';
 import { usersHandlers } from './routes/users.js';
 
 export const operationHandlers: OperationHandlers<RestContext> = {
   ...healthHandlers,
   ...authHandlers,
+  ...oauthHandlers,
   ...apiKeysHandlers,
   ...usersHandlers,
 };
@@ -19,9 +21,6 @@ export const operationHandlers: OperationHandlers<RestContext> = {
  * or listed here although implemented. Later issues empty this list.
  */
 export const pendingOperations: readonly OperationId[] = [
-  // identity (issue 3)
-  'oauthAuthorize',
-  'oauthCallback',
   // REST resources (issue 5)
   'createUser',
   'replaceUser',

@@ -19,6 +19,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     rateLimits: { loginMax: 10, refreshMax: 60 },
     secrets: generateSecrets(),
     admin: undefined,
+    oauthProviders: [],
     ...overrides,
   };
 }
