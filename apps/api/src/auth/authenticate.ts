@@ -15,10 +15,21 @@ async function userRole(prisma: PrismaClient, userId: number) {
   return user;
 }
 
-async function fromBearer(token: string, identity: Identity, prisma: PrismaClient): Promise<Principal> {
+/** The token of an `Authorization` value of the form "Bearer <token>"; UNAUTHENTICATED for any other shape. */
+export function bearerToken(authorization: string): string {
+  const match = /^Bearer\s+(\S+)$/i.exec(authorization);
+  if (!match?.[1]) throw unauthenticated('Authorization must be "Bearer <access token>"');
+  return match[1];
+}
+
+/**
+ * The principal of an access token: signature and type verified (pinned HS256), not on the logout blocklist,
+ * and issued for the user's current tokenVersion. Shared by HTTP requests and WebSocket `connectionParams`.
+ */
+export async function principalFromBearer(token: string, identity: Identity, db: Database): Promise<Principal> {
   const claims = identity.tokens.verifyAccess(token);
   if (await identity.stores.revocations.isRevoked(claims.jti, identity.clock.now())) throw unauthenticated('The access token was revoked');
-  const user = await userRole(prisma, claims.userId);
+  const user = await userRole(db.prisma, claims.userId);
   if (user.tokenVersion !== claims.ver) throw unauthenticated('The access token was revoked');
   return { kind: 'user', userId: claims.userId, role: user.role, via: 'bearer', token: { jti: claims.jti, exp: claims.exp } };
 }
@@ -38,9 +49,7 @@ export async function authenticate(request: FastifyRequest, identity: Identity, 
 
   const authorization = request.headers.authorization;
   if (authorization !== undefined) {
-    const match = /^Bearer\s+(\S+)$/i.exec(authorization);
-    if (!match?.[1]) throw unauthenticated('Authorization must be "Bearer <access token>"');
-    return fromBearer(match[1], identity, db.prisma);
+    return principalFromBearer(bearerToken(authorization), identity, db);
   }
 
   const apiKey = new URLSearchParams(request.url.split(/\?(.*)/s, 2)[1] ?? '').get('api_key');

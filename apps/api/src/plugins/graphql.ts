@@ -1,24 +1,25 @@
-// Mounts GraphQL Yoga on Fastify at /graphql (POST, GET and GraphiQL for browsers).
+// Mounts GraphQL Yoga on Fastify at /graphql (POST, GET, SSE subscriptions, GraphiQL for browsers) and graphql-ws on its upgrades.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { createYoga } from 'graphql-yoga';
 import { createGraphQLContext } from '../graphql/context.js';
 import { maskError } from '../graphql/errors.js';
 import { buildGraphQLSchema } from '../graphql/schema.js';
+import { serveGraphQLOverWebSocket, subscriptionStreams, type WebSocketServerContext } from '../graphql/websocket.js';
 
-interface ServerContext {
-  req: FastifyRequest;
-  reply: FastifyReply;
-}
+/** HTTP (and SSE) operations carry Fastify's request and its principal; WebSocket ones the socket's principal. */
+type ServerContext = { req: FastifyRequest; reply: FastifyReply } | WebSocketServerContext;
 
 async function graphqlPlugin(app: FastifyInstance): Promise<void> {
   const production = app.config.nodeEnv === 'production';
+  const streams = subscriptionStreams();
   const yoga = createYoga<ServerContext>({
     schema: buildGraphQLSchema(),
     graphqlEndpoint: '/graphql',
-    context: ({ req }) => createGraphQLContext(app.services, req.principal),
+    context: (server) => createGraphQLContext(app.services, 'req' in server ? server.req.principal : server.principal),
     maskedErrors: { maskError, isDev: !production },
     graphiql: { title: 'users-posts GraphQL' },
+    plugins: [streams.plugin],
     landingPage: false,
     logging: {
       debug: (...args) => app.log.debug(args.length === 1 ? args[0] : args),
@@ -37,6 +38,23 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
       reply.status(response.status);
       return reply.send(response.body);
     },
+  });
+
+  const webSocket = serveGraphQLOverWebSocket({
+    server: app.server,
+    path: yoga.graphqlEndpoint,
+    yoga,
+    identity: app.identity,
+    db: app.db,
+    maxPayload: app.initialConfig.bodyLimit ?? 1024 * 1024,
+    log: app.log,
+    production,
+  });
+  // Before the HTTP server closes (it waits for open connections): sockets get 1001, SSE streams complete.
+  app.addHook('preClose', async () => {
+    const sockets = webSocket.close();
+    streams.endAll();
+    await sockets;
   });
 }
 
