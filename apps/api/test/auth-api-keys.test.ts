@@ -90,9 +90,8 @@ describe('POST /api/v1/api-keys', () => {
     expect(await app.db.prisma.apiKey.count()).toBe(before);
   });
 
-  // Known bug outside this suite's reach: plugins/rest.ts enforces `security` in the handler, after contract validation,
-  // so an anonymous caller with an invalid body gets 422. `it.failing` turns red once that is fixed: make it `it` then.
-  it.failing('refuses an anonymous caller with 401 even when the body is invalid (nothing about the contract is revealed)', async () => {
+  // Who may call is checked before contract validation (plugins/rest.ts).
+  it('refuses an anonymous caller with 401 even when the body is invalid (nothing about the contract is revealed)', async () => {
     expectUnauthenticated(await app.inject({ method: 'POST', url: '/api/v1/api-keys', payload: {} }));
   });
 

@@ -7,15 +7,14 @@ import { AppError } from '../errors.js';
 import type { RestContext } from '../rest/context.js';
 import { openapiDocument } from '../rest/contract.js';
 import { operationHandlers, pendingOperations } from '../rest/operations.js';
-import { enforce, operationRequirements, type Requirement } from '../rest/requirements.js';
+import { enforce, operationRequirements } from '../rest/requirements.js';
 import { routeOptions } from '../rest/route-options.js';
 import { createValidatorCompiler } from '../rest/validator-compiler.js';
 
 type AnyHandler = OperationHandler<OperationId, RestContext>;
 
-function routeHandler(app: FastifyInstance, handler: AnyHandler, requirement: Requirement | undefined) {
+function routeHandler(app: FastifyInstance, handler: AnyHandler) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
-    enforce(requirement, request.principal);
     const input = { params: request.params, query: request.query, body: request.body } as Parameters<AnyHandler>[0];
     const result = await handler(input, { services: app.services, request, reply });
     if (result.headers) reply.headers(result.headers);
@@ -30,6 +29,9 @@ function pendingHandler(operationId: string) {
   };
 }
 
+/** glue merges these over the route it built from the contract (its typing asks for a whole RouteOptions). */
+const partialRoute = (options: Partial<RouteOptions>) => options as unknown as RouteOptions;
+
 async function restPlugin(app: FastifyInstance): Promise<void> {
   const pending = new Set<string>(pendingOperations);
   const specification = openapiDocument();
@@ -39,10 +41,14 @@ async function restPlugin(app: FastifyInstance): Promise<void> {
     specification,
     operationResolver: (operationId: string) => {
       const handler = operationHandlers[operationId as OperationId] as AnyHandler | undefined;
-      const options = routeOptions(app)[operationId as OperationId] ?? {};
-      // glue merges these over the route it built from the contract (its typing asks for a whole RouteOptions).
-      if (handler) return { ...options, handler: routeHandler(app, handler, requirements.get(operationId)) } as RouteOptions;
-      if (pending.has(operationId)) return pendingHandler(operationId);
+      // Who may call runs before contract validation: a caller without the right learns nothing about the input rules.
+      const requirement = requirements.get(operationId);
+      const options = {
+        ...routeOptions(app)[operationId as OperationId],
+        preValidation: async (request: FastifyRequest) => enforce(requirement, request.principal),
+      };
+      if (handler) return partialRoute({ ...options, handler: routeHandler(app, handler) });
+      if (pending.has(operationId)) return partialRoute({ ...options, handler: pendingHandler(operationId) });
       throw new Error(`openapi.yaml operation "${operationId}" has no handler and is not listed as pending`);
     },
   });
