@@ -1,6 +1,7 @@
 // Reads the environment once, validates it, and returns the typed Config the app is built from.
 import { envSchema } from 'env-schema';
 import path from 'node:path';
+import type { GraphQLLimits } from './graphql/limits.js';
 import { parseOAuthProviders, type OAuthProviderConfig } from './auth/oauth-config.js';
 import { repoRoot } from './paths.js';
 import { resolveSecrets, type Secrets } from './secrets.js';
@@ -19,6 +20,8 @@ export interface Config {
   migrateOnStart: boolean;
   redisUrl: string | undefined;
   secrets: Secrets;
+  /** GraphQL abuse limits (SPEC §2). */
+  graphqlLimits: GraphQLLimits;
   /** Requests per minute of the stricter buckets (SPEC §4). */
   rateLimits: { loginMax: number; refreshMax: number };
   /** The administrator created or updated at start, when both are set. */
@@ -40,6 +43,12 @@ const schema = {
     MIGRATE_ON_START: { type: 'boolean', default: false },
     REDIS_URL: { type: 'string', pattern: '^rediss?://' },
     LOGIN_RATE_LIMIT_MAX: { type: 'integer', minimum: 1, default: 10 },
+    GRAPHQL_MAX_DEPTH: { type: 'integer', minimum: 1, default: 10 },
+    GRAPHQL_MAX_ALIASES: { type: 'integer', minimum: 0, default: 15 },
+    GRAPHQL_MAX_COST: { type: 'integer', minimum: 1, default: 5000 },
+    GRAPHQL_MAX_TOKENS: { type: 'integer', minimum: 1, default: 2000 },
+    GRAPHQL_MAX_DIRECTIVES: { type: 'integer', minimum: 0, default: 50 },
+    GRAPHQL_MAX_BATCH: { type: 'integer', minimum: 1, maximum: 100, default: 10 },
     REFRESH_RATE_LIMIT_MAX: { type: 'integer', minimum: 1, default: 60 },
     ADMIN_EMAIL: { type: 'string', pattern: '^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$', maxLength: 254 },
     ADMIN_PASSWORD: { type: 'string', minLength: 8, maxLength: 128 },
@@ -58,6 +67,12 @@ interface RawEnv {
   MIGRATE_ON_START: boolean;
   REDIS_URL?: string;
   LOGIN_RATE_LIMIT_MAX: number;
+  GRAPHQL_MAX_DEPTH: number;
+  GRAPHQL_MAX_ALIASES: number;
+  GRAPHQL_MAX_COST: number;
+  GRAPHQL_MAX_TOKENS: number;
+  GRAPHQL_MAX_DIRECTIVES: number;
+  GRAPHQL_MAX_BATCH: number;
   REFRESH_RATE_LIMIT_MAX: number;
   ADMIN_EMAIL?: string;
   ADMIN_PASSWORD?: string;
@@ -81,6 +96,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: raw.DATABASE_URL,
     migrateOnStart: raw.MIGRATE_ON_START,
     redisUrl: raw.REDIS_URL,
+    graphqlLimits: {
+      maxDepth: raw.GRAPHQL_MAX_DEPTH,
+      maxAliases: raw.GRAPHQL_MAX_ALIASES,
+      maxCost: raw.GRAPHQL_MAX_COST,
+      maxTokens: raw.GRAPHQL_MAX_TOKENS,
+      maxDirectives: raw.GRAPHQL_MAX_DIRECTIVES,
+      maxBatch: raw.GRAPHQL_MAX_BATCH,
+    },
     rateLimits: { loginMax: raw.LOGIN_RATE_LIMIT_MAX, refreshMax: raw.REFRESH_RATE_LIMIT_MAX },
     secrets: resolveSecrets(env, { dataDir, production: raw.NODE_ENV === 'production' }),
     admin: raw.ADMIN_EMAIL && raw.ADMIN_PASSWORD ? { email: raw.ADMIN_EMAIL, password: raw.ADMIN_PASSWORD } : undefined,

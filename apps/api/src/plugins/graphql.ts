@@ -4,6 +4,7 @@ import fp from 'fastify-plugin';
 import { createYoga } from 'graphql-yoga';
 import { createGraphQLContext } from '../graphql/context.js';
 import { maskError } from '../graphql/errors.js';
+import { limitPlugins } from '../graphql/limits.js';
 import { buildGraphQLSchema } from '../graphql/schema.js';
 import { serveGraphQLOverWebSocket, subscriptionStreams, type WebSocketServerContext } from '../graphql/websocket.js';
 
@@ -19,7 +20,8 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
     context: (server) => createGraphQLContext(app.services, 'req' in server ? server.req.principal : server.principal),
     maskedErrors: { maskError, isDev: !production },
     graphiql: { title: 'users-posts GraphQL' },
-    plugins: [streams.plugin],
+    plugins: [...limitPlugins(app.config.graphqlLimits), streams.plugin],
+    batching: { limit: app.config.graphqlLimits.maxBatch },
     landingPage: false,
     logging: {
       debug: (...args) => app.log.debug(args.length === 1 ? args[0] : args),

@@ -5,6 +5,7 @@ import { apiKeysHandlers } from './routes/api-keys.js';
 import { authHandlers } from './routes/auth.js';
 import { healthHandlers } from './routes/health.js';
 import { oauthHandlers } from './routes/oauth.js';
+import { userPostsHandlers } from './routes/user-posts.js';
 import { usersHandlers } from './routes/users.js';
 
 export const operationHandlers: OperationHandlers<RestContext> = {
@@ -13,6 +14,7 @@ export const operationHandlers: OperationHandlers<RestContext> = {
   ...oauthHandlers,
   ...apiKeysHandlers,
   ...usersHandlers,
+  ...userPostsHandlers,
 };
 
 /**
@@ -29,9 +31,6 @@ export const pendingOperations: readonly OperationId[] = [
   'batchCreateUsers',
   'bulkDeleteUsers',
   'bulkUpdateUsers',
-  'listUserPosts',
-  'getUserPost',
-  'createUserPost',
   'listUserOrders',
   'createUserOrder',
   'getUserOrder',

@@ -1,6 +1,6 @@
 // The public JSON shape of each model (SPEC §4): camelCase, numeric ids, ISO timestamps, never secrets.
 import type { components } from '@users-posts/contracts';
-import type { User } from '@users-posts/db';
+import type { Post, User } from '@users-posts/db';
 
 type Schemas = components['schemas'];
 
@@ -15,6 +15,19 @@ export function userResource(user: User): Schemas['User'] {
     updatedAt: user.updatedAt.toISOString(),
   };
 }
+
+export function postResource(post: Post): Schemas['Post'] {
+  return {
+    id: post.id,
+    title: post.title,
+    content: post.content,
+    authorId: post.authorId,
+    createdAt: post.createdAt.toISOString(),
+    updatedAt: post.updatedAt.toISOString(),
+  };
+}
+
+export const POST_FIELDS = ['id', 'title', 'content', 'authorId', 'createdAt', 'updatedAt'] as const;
 
 /** Field names of a user representation, for `fields=` selection. */
 export const USER_FIELDS = ['id', 'name', 'email', 'age', 'role', 'createdAt', 'updatedAt'] as const;

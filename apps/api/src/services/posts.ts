@@ -1,19 +1,118 @@
-// The posts domain: reads and writes of posts, shared by the REST and GraphQL doors.
-import type { Post, PrismaClient } from '@users-posts/db';
+// The posts domain: reads and writes of posts, shared by the REST and GraphQL doors; creation emits postCreated.
+import type { Post, Prisma, PrismaClient } from '@users-posts/db';
+import { canActFor, requireAuthenticated, type Principal } from '../auth/principal.js';
+import { decodeCursor, encodeCursor } from '../collections/cursor.js';
+import { findPage, type PageResult } from '../collections/page.js';
+import type { CollectionQuery } from '../collections/query.js';
+import { AppError } from '../errors.js';
+import type { EventBus } from './events.js';
 import { parseId } from './ids.js';
+import { translatePrismaError } from './prisma-errors.js';
 import type { Window } from './users.js';
+import { requireFields, validate } from './validation.js';
+
+export interface NewPost {
+  title: string;
+  content: string;
+  authorId: string | number;
+}
+
+export interface PostsPage {
+  posts: Post[];
+  cursors: string[];
+  hasNextPage: boolean;
+  hasPreviousPage: boolean;
+  totalCount: number;
+}
+
+const MAX_PAGE = 100;
+
+/** SPEC §4 allow-list for sorting posts. */
+export const POST_SORT_FIELDS = ['id', 'title', 'createdAt'] as const;
+export type PostSortField = (typeof POST_SORT_FIELDS)[number];
+
+function pageSize(value: number, field: string): number {
+  if (!Number.isInteger(value) || value < 1 || value > MAX_PAGE) {
+    throw new AppError('VALIDATION_FAILED', 'Invalid arguments', [{ field, message: `must be between 1 and ${MAX_PAGE}` }]);
+  }
+  return value;
+}
+
+/** Connection cursors share the keyset cursor format of the REST collections (id order). */
+const postCursor = (post: Post) => encodeCursor('id', 'asc', post.id, post.id);
 
 export class PostsService {
-  constructor(private readonly prisma: PrismaClient) {}
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly events: EventBus,
+  ) {}
 
   /** Posts in id order; every post when no window is given. */
   list(window: Window = {}): Promise<Post[]> {
     return this.prisma.post.findMany({ orderBy: { id: 'asc' }, take: window.limit, skip: window.offset });
   }
 
+  /** One page of posts by the collection conventions (filter by author, search over title and content). */
+  pageOf(query: CollectionQuery<PostSortField>, filter: { authorId?: number | undefined } = {}): Promise<PageResult<Post>> {
+    const where: Prisma.PostWhereInput = { authorId: filter.authorId };
+    if (query.search) {
+      where.OR = [
+        { title: { contains: query.search, mode: 'insensitive' } },
+        { content: { contains: query.search, mode: 'insensitive' } },
+      ];
+    }
+    return findPage(this.prisma.post, query, { where, dates: ['createdAt'] });
+  }
+
   async get(id: string | number): Promise<Post | null> {
     const dbId = parseId(id);
     return dbId === null ? null : this.prisma.post.findUnique({ where: { id: dbId } });
+  }
+
+  /** The newest posts first (ties by id). */
+  recent(limit: number): Promise<Post[]> {
+    return this.prisma.post.findMany({ orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: pageSize(limit, 'limit') });
+  }
+
+  /** A Relay page in id order after an opaque cursor. */
+  async page(first: number, after: string | null | undefined): Promise<PostsPage> {
+    const take = pageSize(first, 'first');
+    let afterId: number | undefined;
+    if (after) {
+      try {
+        afterId = decodeCursor(after, 'id', 'asc').id;
+      } catch {
+        throw new AppError('VALIDATION_FAILED', 'Invalid cursor', [{ field: 'after', message: 'is not a cursor of this connection' }]);
+      }
+    }
+    const where = afterId === undefined ? {} : { id: { gt: afterId } };
+    const [rows, totalCount, before] = await Promise.all([
+      this.prisma.post.findMany({ where, orderBy: { id: 'asc' }, take: take + 1 }),
+      this.prisma.post.count(),
+      afterId === undefined ? Promise.resolve(0) : this.prisma.post.count({ where: { id: { lte: afterId } } }),
+    ]);
+    const posts = rows.slice(0, take);
+    return { posts, cursors: posts.map(postCursor), hasNextPage: rows.length > take, hasPreviousPage: before > 0, totalCount };
+  }
+
+  /** Writes a post as `principal` (the author itself, or an ADMIN for anyone) and emits postCreated. */
+  async create(principal: Principal, input: NewPost): Promise<Post> {
+    const caller = requireAuthenticated(principal);
+    requireFields(input as unknown as Record<string, unknown>, ['title', 'content', 'authorId']);
+    const authorId = parseId(input.authorId);
+    if (authorId === null || !canActFor(caller, authorId)) {
+      if (caller.role !== 'ADMIN') throw new AppError('FORBIDDEN', 'You may only write posts as yourself');
+      throw new AppError('NOT_FOUND', 'Author not found');
+    }
+    validate(input as unknown as Record<string, unknown>, { title: true, content: true });
+    let post: Post;
+    try {
+      post = await this.prisma.post.create({ data: { title: input.title, content: input.content, authorId } });
+    } catch (error) {
+      translatePrismaError(error, { foreignKey: 'Author not found' });
+    }
+    this.events.publish('postCreated', post);
+    return post;
   }
 
   /** Posts of each author, oldest first, in the order asked (DataLoader batch function). */

@@ -2,6 +2,7 @@
 import path from 'node:path';
 import os from 'node:os';
 import type { Config } from '../../src/config.js';
+import { DEFAULT_GRAPHQL_LIMITS } from '../../src/graphql/limits.js';
 import { generateSecrets } from '../../src/secrets.js';
 
 export function testConfig(overrides: Partial<Config> = {}): Config {
@@ -16,6 +17,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     databaseUrl: undefined,
     migrateOnStart: false,
     redisUrl: undefined,
+    graphqlLimits: DEFAULT_GRAPHQL_LIMITS,
     rateLimits: { loginMax: 10, refreshMax: 60 },
     secrets: generateSecrets(),
     admin: undefined,

@@ -4,6 +4,7 @@ import type { GraphQLContext } from '../context.js';
 import { Mutation } from './mutation.js';
 import { Post } from './post.js';
 import { Query } from './query.js';
+import { Subscription } from './subscription.js';
 import { User } from './user.js';
 
-export const resolvers: Resolvers<GraphQLContext> = { Query, Mutation, User, Post };
+export const resolvers: Resolvers<GraphQLContext> = { Query, Mutation, Subscription, User, Post };

@@ -10,6 +10,24 @@ export const Query: QueryResolvers<GraphQLContext> = {
   user: (_root, { id }, { services }) => services.users.get(id),
   posts: (_root, args, { services }) => services.posts.list(windowArgs(args)),
   post: (_root, { id }, { services }) => services.posts.get(id),
+  recentPosts: (_root, { limit }, { services }) => services.posts.recent(limit ?? 10),
+  statistics: async (_root, _args, { services }) => {
+    const [totalUsers, totalPosts] = await Promise.all([services.users.count(), services.posts.count()]);
+    return { totalUsers, totalPosts };
+  },
+  postsConnection: async (_root, { first, after }, { services }) => {
+    const page = await services.posts.page(first ?? 20, after);
+    return {
+      edges: page.posts.map((node, index) => ({ cursor: page.cursors[index]!, node })),
+      pageInfo: {
+        startCursor: page.cursors[0] ?? null,
+        endCursor: page.cursors.at(-1) ?? null,
+        hasNextPage: page.hasNextPage,
+        hasPreviousPage: page.hasPreviousPage,
+      },
+      totalCount: page.totalCount,
+    };
+  },
   currentUser: async (_root, _args, { principal, services }) => {
     const user = await services.users.get(requireUser(principal).userId);
     if (!user) throw new AppError('UNAUTHENTICATED', 'The user of these credentials no longer exists');

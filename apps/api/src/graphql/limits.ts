@@ -1,0 +1,43 @@
+// Abuse limits of SPEC §2 with graphql-armor (every limit explicit: armor's defaults differ), as Yoga plugins.
+import { EnvelopArmor } from '@escape.tech/graphql-armor';
+import type { GraphQLError } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+
+export interface GraphQLLimits {
+  maxDepth: number;
+  maxAliases: number;
+  maxCost: number;
+  maxTokens: number;
+  maxDirectives: number;
+  /** Operations in one batched HTTP request. */
+  maxBatch: number;
+}
+
+export const DEFAULT_GRAPHQL_LIMITS: GraphQLLimits = {
+  maxDepth: 10,
+  maxAliases: 15,
+  maxCost: 5000,
+  maxTokens: 2000,
+  maxDirectives: 50,
+  maxBatch: 10,
+};
+
+/** Every armor rejection carries one stable code clients can branch on, and is a 400 like any invalid document. */
+function markTooComplex(_context: unknown, error: GraphQLError): void {
+  Object.assign(error.extensions, { code: 'QUERY_TOO_COMPLEX', http: { status: 400 } });
+}
+
+/** The armor plugins; they run in parse/validate, so they apply to every transport that uses Yoga's envelop. */
+export function limitPlugins(limits: GraphQLLimits): Plugin[] {
+  const onReject = [markTooComplex];
+  const armor = new EnvelopArmor({
+    maxDepth: { n: limits.maxDepth, onReject },
+    maxAliases: { n: limits.maxAliases, onReject },
+    costLimit: { maxCost: limits.maxCost, onReject },
+    maxTokens: { n: limits.maxTokens, onReject },
+    maxDirectives: { n: limits.maxDirectives, onReject },
+    // Introspection and GraphiQL stay on (clients rely on them), so field suggestions are no secret.
+    blockFieldSuggestion: { enabled: false },
+  });
+  return armor.protect().plugins as Plugin[];
+}

@@ -1,0 +1,19 @@
+// Test accounts: a user with a password written through Prisma, logged in through the real POST /login.
+import type { FastifyInstance } from 'fastify';
+import { hashPassword } from '../../src/auth/passwords.js';
+
+export const TEST_PASSWORD = 'password-123';
+
+export interface Account {
+  id: number;
+  email: string;
+  token: string;
+  headers: { authorization: string };
+}
+
+export async function createAccount(app: FastifyInstance, email: string, role: 'ADMIN' | 'USER' = 'USER'): Promise<Account> {
+  const user = await app.db.prisma.user.create({ data: { name: email.split('@')[0]!, email, role, passwordHash: await hashPassword(TEST_PASSWORD) } });
+  const login = await app.inject({ method: 'POST', url: '/login', payload: { email, password: TEST_PASSWORD } });
+  const token = login.json().accessToken as string;
+  return { id: user.id, email, token, headers: { authorization: `Bearer ${token}` } };
+}
