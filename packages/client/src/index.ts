@@ -1,0 +1,69 @@
+// Public surface of @users-posts/client: the REST client typed by the contract's `paths`, the auth layer and a GraphQL helper.
+import type { components, paths } from '@users-posts/contracts';
+import createOpenApiClient, { type Client } from 'openapi-fetch';
+import { AuthSession, type AuthOptions, type TokenPair } from './auth.js';
+import { createGraphQL, type GraphQLRequest } from './graphql.js';
+
+export { AuthSession, memoryTokenStore } from './auth.js';
+export type { AuthOptions, LoggedOutEvent, TokenPair, TokenStore } from './auth.js';
+export { gql } from './graphql.js';
+export type { GraphQLErrorEntry, GraphQLRequest, GraphQLResult, TypedDocument } from './graphql.js';
+
+export type ClientOptions = AuthOptions;
+
+/** Credentials for the token login (the session-cookie variant is for browsers, not this client). */
+export type LoginCredentials = Omit<components['schemas']['LoginInput'], 'session'>;
+const postLogin = (rest: Client<paths>, body: LoginCredentials) => rest.POST('/login', { body });
+/** The typed answer of `POST /login`: `data` on 200, `error` on 401/422/429…, plus the raw `response`. */
+export type LoginResponse = Awaited<ReturnType<typeof postLogin>>;
+
+export interface ApiClient {
+  /** The openapi-fetch client: `rest.GET('/api/v1/users/{id}', { params: { path: { id } } })`, typed from openapi.yaml. */
+  rest: Client<paths>;
+  /** Typed GraphQL over `POST /graphql` with the same token handling. */
+  graphql: GraphQLRequest;
+  auth: {
+    /** `POST /login`; on success stores the token pair. Answers what the server answered. */
+    login(input: LoginCredentials): Promise<LoginResponse>;
+    /** The held pair, or null when logged out. */
+    readonly tokens: TokenPair | null;
+    setTokens(pair: TokenPair | null): void;
+  };
+}
+
+/**
+ * Creates the typed client. Every REST and GraphQL request carries the held access token; a 401 triggers one
+ * `POST /auth/refresh` shared by all requests failing at that moment, which are then repeated once (seed §4.2).
+ * A refresh answered 401/403 clears the pair and fires `onLoggedOut`; 409 (rotated by a concurrent request) does not.
+ *
+ * @example
+ * ```ts
+ * const api = createApiClient({ baseUrl: 'http://127.0.0.1:3000', onLoggedOut: () => showLogin() });
+ * await api.auth.login({ email: 'ada@example.com', password: 'secret-password' });
+ * const { data, error } = await api.rest.GET('/api/v1/users/{id}', { params: { path: { id: 1 } } });
+ * if (data) console.log(data.data.name);
+ * const keys = await api.rest.POST('/api/v1/api-keys', { body: { name: 'ci' } });
+ * const me = await api.graphql<{ currentUser: { id: string } }>('{ currentUser { id } }');
+ * ```
+ */
+export function createApiClient(options: ClientOptions): ApiClient {
+  const session = new AuthSession(options);
+  const rest = createOpenApiClient<paths>({ baseUrl: options.baseUrl, fetch: session.fetch });
+  return {
+    rest,
+    graphql: createGraphQL(options.baseUrl, session.fetch),
+    auth: {
+      async login(input) {
+        const result = await postLogin(rest, input);
+        if (result.data && 'accessToken' in result.data) {
+          session.setTokens({ accessToken: result.data.accessToken, refreshToken: result.data.refreshToken });
+        }
+        return result;
+      },
+      get tokens() {
+        return session.tokens;
+      },
+      setTokens: (pair) => session.setTokens(pair),
+    },
+  };
+}

@@ -1,0 +1,198 @@
+// The typed client against the real app over real HTTP: typed REST and GraphQL calls, and the seed §4.2 refresh rules
+// (one shared refresh for concurrent 401s, the refresh never retried, 401 from refresh = logout, 409 = not a logout).
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createTestDatabase } from '@users-posts/db/testing';
+import type { User } from '@users-posts/contracts';
+import { buildApp } from '../../../apps/api/src/app.js';
+import { ManualClock } from '../../../apps/api/src/auth/clock.js';
+import { hashPassword } from '../../../apps/api/src/auth/passwords.js';
+import { testConfig } from '../../../apps/api/test/support/config.js';
+import { createApiClient, gql, type LoggedOutEvent, type TokenPair } from '../src/index.js';
+
+const MINUTE = 60_000;
+const DAY = 24 * 60 * MINUTE;
+const PASSWORD = 'client-password-1';
+
+let app: Awaited<ReturnType<typeof buildApp>>;
+let clock: ManualClock;
+let baseUrl: string;
+let userId: number;
+/** Every request any client sent, as `METHOD path`, in order. */
+const sent: string[] = [];
+/** The status of every `POST /auth/refresh`, in order. */
+const refreshStatuses: number[] = [];
+
+/** The real fetch, recording what goes over the wire. */
+const countingFetch: typeof fetch = async (input, init) => {
+  const request = new Request(input, init);
+  const line = `${request.method} ${new URL(request.url).pathname}`;
+  sent.push(line);
+  const response = await fetch(request);
+  if (line === 'POST /auth/refresh') refreshStatuses.push(response.status);
+  return response;
+};
+const refreshesSince = (mark: number) => sent.slice(mark).filter((line) => line === 'POST /auth/refresh').length;
+
+function newClient(tokens: TokenPair | null = null) {
+  const loggedOut: LoggedOutEvent[] = [];
+  const api = createApiClient({ baseUrl, fetch: countingFetch, tokens, onLoggedOut: (event) => loggedOut.push(event) });
+  return { api, loggedOut };
+}
+async function loggedInClient() {
+  const client = newClient();
+  const login = await client.api.auth.login({ email: 'cleo@example.com', password: PASSWORD });
+  expect(login.response.status).toBe(200);
+  return client;
+}
+
+const currentUser = gql<{ currentUser: Pick<User, 'id' | 'email'> }>('query Me { currentUser { id email } }');
+
+beforeAll(async () => {
+  clock = new ManualClock(Date.parse('2026-11-22T10:00:00Z'));
+  app = await buildApp(testConfig({ rateLimits: { loginMax: 1000, refreshMax: 1000 } }), { database: await createTestDatabase(), clock });
+  const user = await app.db.prisma.user.create({ data: { name: 'Cleo', email: 'cleo@example.com', passwordHash: await hashPassword(PASSWORD) } });
+  userId = user.id;
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const address = app.server.address();
+  if (!address || typeof address === 'string') throw new Error('app is not listening on TCP');
+  baseUrl = `http://127.0.0.1:${address.port}`;
+});
+afterAll(() => app.close());
+
+describe('typed REST and GraphQL calls', () => {
+  it('logs in, reads a user, lists and creates API keys, queries GraphQL', async () => {
+    const { api } = await loggedInClient();
+    expect(api.auth.tokens).toEqual({ accessToken: expect.any(String), refreshToken: expect.any(String) });
+
+    const user = await api.rest.GET('/api/v1/users/{id}', { params: { path: { id: userId } } });
+    expect(user.response.status).toBe(200);
+    // Typed from the contract: `data.data` is the User schema.
+    const name: string | undefined = user.data?.data.name;
+    expect(name).toBe('Cleo');
+    expect(user.data).toMatchObject({ code: 0, data: { id: userId, email: 'cleo@example.com' } });
+
+    const before = await api.rest.GET('/api/v1/api-keys');
+    expect(before.response.status).toBe(200);
+    expect(before.data?.data).toEqual({ items: [], total: 0 });
+
+    const created = await api.rest.POST('/api/v1/api-keys', { body: { name: 'ci' } });
+    expect(created.response.status).toBe(201);
+    const key: string | undefined = created.data?.data.key;
+    expect(key).toEqual(expect.any(String));
+
+    const after = await api.rest.GET('/api/v1/api-keys');
+    expect(after.data?.data.items.map((k) => k.name)).toEqual(['ci']);
+
+    const me = await api.graphql(currentUser);
+    expect(me.errors).toBeUndefined();
+    expect(me.data?.currentUser).toEqual({ id: String(userId), email: 'cleo@example.com' });
+  });
+
+  it('returns the typed error of a failed login and holds no pair', async () => {
+    const { api } = newClient();
+    const login = await api.auth.login({ email: 'cleo@example.com', password: 'wrong-password' });
+    expect(login.response.status).toBe(401);
+    expect(login.error).toMatchObject({ success: false, error: expect.any(String) });
+    expect(api.auth.tokens).toBeNull();
+  });
+});
+
+describe('seed §4.2 token refresh', () => {
+  it('five concurrent calls with an expired access token → exactly one refresh, all five repeated and succeed', async () => {
+    const { api, loggedOut } = await loggedInClient();
+    const before = api.auth.tokens!;
+    clock.advance(16 * MINUTE); // the access token (15 min) has expired, the refresh token (7 days) has not
+
+    const mark = sent.length;
+    const results = await Promise.all([
+      api.rest.GET('/api/v1/users/{id}', { params: { path: { id: userId } } }),
+      api.rest.GET('/api/v1/api-keys'),
+      api.rest.GET('/api/v1/users', { params: { query: { page: 1, pageSize: 5 } } }),
+      api.rest.POST('/api/v1/api-keys', { body: { name: 'made-during-refresh' } }), // a body is replayed too
+      api.graphql(currentUser),
+    ]);
+    const [user, keys, users, created, me] = results;
+
+    expect(refreshesSince(mark)).toBe(1);
+    expect(user.response.status).toBe(200);
+    expect(keys.response.status).toBe(200);
+    expect(users.response.status).toBe(200);
+    expect(created.response.status).toBe(201);
+    expect(created.data?.data.name).toBe('made-during-refresh');
+    expect(me.data?.currentUser.id).toBe(String(userId));
+    // Each of the five went out twice: once with the expired token (401), once repeated after the refresh.
+    expect(sent.length - mark).toBe(5 * 2 + 1);
+    expect(api.auth.tokens).not.toEqual(before);
+    expect(loggedOut).toEqual([]);
+
+    // The new pair is used from now on: no further refresh.
+    const again = sent.length;
+    expect((await api.rest.GET('/api/v1/api-keys')).response.status).toBe(200);
+    expect(sent.length - again).toBe(1);
+  });
+
+  it('a refresh answered 401 ends the login: pair cleared, onLoggedOut fired once, nothing retried', async () => {
+    const { api, loggedOut } = await loggedInClient();
+    clock.advance(8 * DAY); // both tokens expired
+
+    const mark = sent.length;
+    const results = await Promise.all([
+      api.rest.GET('/api/v1/api-keys'),
+      api.rest.GET('/api/v1/users/{id}', { params: { path: { id: userId } } }),
+      api.graphql(currentUser),
+    ]);
+    expect(results.map((r) => ('response' in r ? r.response.status : 'graphql'))).toEqual([401, 401, 'graphql']);
+    expect(results[0].error).toMatchObject({ code: 40100 });
+    expect(results[2].errors?.length).toBeGreaterThan(0); // the original 401 in GraphQL shape
+    expect(refreshesSince(mark)).toBe(1);
+    expect(refreshStatuses.at(-1)).toBe(401);
+    expect(sent.length - mark).toBe(3 + 1); // three attempts, one refresh, no repeats, no second refresh
+    expect(api.auth.tokens).toBeNull();
+    expect(loggedOut).toHaveLength(1);
+    expect(loggedOut[0]!.status).toBe(401);
+
+    // Logged out: the next call goes out without a token and does not try to refresh.
+    const later = sent.length;
+    expect((await api.rest.GET('/api/v1/api-keys')).response.status).toBe(401);
+    expect(sent.slice(later)).toEqual(['GET /api/v1/api-keys']);
+    expect(loggedOut).toHaveLength(1);
+  });
+
+  it('a refresh answered 409 (rotated by a concurrent request) is not a logout', async () => {
+    const first = await loggedInClient();
+    const pair = first.api.auth.tokens!;
+    const second = newClient(pair); // another tab holding the same pair in its own store
+    clock.advance(16 * MINUTE);
+
+    expect((await first.api.rest.GET('/api/v1/api-keys')).response.status).toBe(200); // wins the rotation
+
+    const mark = sent.length;
+    const lost = await second.api.rest.GET('/api/v1/api-keys');
+    expect(refreshesSince(mark)).toBe(1); // not retried
+    expect(refreshStatuses.at(-1)).toBe(409); // the same refresh token again within the grace window
+    expect(sent.length - mark).toBe(2);
+    expect(lost.response.status).toBe(401); // the original error is returned
+    expect(second.loggedOut).toEqual([]);
+    expect(second.api.auth.tokens).toEqual(pair); // still logged in
+    expect(first.loggedOut).toEqual([]);
+
+    // Taking the winner's pair (a shared store does this by itself) continues without a new login.
+    second.api.auth.setTokens(first.api.auth.tokens);
+    expect((await second.api.rest.GET('/api/v1/api-keys')).response.status).toBe(200);
+  });
+
+  it('a shared token store lets a second client use the pair the first one refreshed', async () => {
+    const { api } = await loggedInClient();
+    const shared = api.auth.tokens!;
+    const store = { pair: shared as TokenPair | null, get() { return this.pair; }, set(next: TokenPair | null) { this.pair = next; } };
+    const tabA = createApiClient({ baseUrl, fetch: countingFetch, store });
+    const tabB = createApiClient({ baseUrl, fetch: countingFetch, store });
+    clock.advance(16 * MINUTE);
+
+    const mark = sent.length;
+    expect((await tabA.rest.GET('/api/v1/api-keys')).response.status).toBe(200);
+    expect((await tabB.rest.GET('/api/v1/api-keys')).response.status).toBe(200);
+    expect(refreshesSince(mark)).toBe(1);
+    expect(sent.length - mark).toBe(2 + 1 + 1);
+  });
+});
