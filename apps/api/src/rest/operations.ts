@@ -24,13 +24,6 @@ export const operationHandlers: OperationHandlers<RestContext> = {
  */
 export const pendingOperations: readonly OperationId[] = [
   // REST resources (issue 5)
-  'createUser',
-  'replaceUser',
-  'updateUser',
-  'deleteUser',
-  'batchCreateUsers',
-  'bulkDeleteUsers',
-  'bulkUpdateUsers',
   'listUserOrders',
   'createUserOrder',
   'getUserOrder',

@@ -3,8 +3,8 @@ import type { Prisma, PrismaClient, Role, User } from '@users-posts/db';
 import { findPage, type PageResult } from '../collections/page.js';
 import type { CollectionQuery } from '../collections/query.js';
 import { hashPassword } from '../auth/passwords.js';
-import { canActFor, type Principal } from '../auth/principal.js';
-import { AppError } from '../errors.js';
+import { canActFor, requireRole, type Principal } from '../auth/principal.js';
+import { AppError, type FieldError } from '../errors.js';
 import { parseId } from './ids.js';
 import { translatePrismaError } from './prisma-errors.js';
 import { requireFields, validate } from './validation.js';
@@ -38,6 +38,18 @@ export interface UserPatch {
   age?: number | null | undefined;
   role?: Role | undefined;
 }
+
+export interface UserReplacement {
+  name: string;
+  email: string;
+  /** Omitted or null: the age becomes null (full replacement). */
+  age?: number | null | undefined;
+  /** Omitted: the role is kept. Only an ADMIN may send one. */
+  role?: Role | undefined;
+}
+
+/** At most this many users per batch or bulk operation (SPEC §4, the contract's maxItems). */
+export const BULK_MAX = 100;
 
 const EMAIL_TAKEN = { field: 'email', message: 'is already in use' };
 
@@ -110,6 +122,104 @@ export class UsersService {
     }
   }
 
+  /**
+   * Full replacement (PUT): `name` and `email` required, an omitted `age` becomes null, an omitted `role` is kept.
+   * The same rules as `update`: self or ADMIN, `role` only from an ADMIN (any `role`, even the current one).
+   */
+  async replace(principal: Principal, id: string | number, input: UserReplacement): Promise<User> {
+    requireFields(input as unknown as Record<string, unknown>, ['name', 'email']);
+    return this.update(principal, id, { name: input.name, email: input.email, age: input.age ?? null, role: input.role });
+  }
+
+  /**
+   * Creates 1–100 USERs all or nothing, in one transaction. Every invalid user is named as `users[i].field` (422);
+   * an email repeated inside the batch (the later occurrences) or already in use is named as `users[i].email` (409).
+   */
+  async createMany(inputs: readonly NewUser[]): Promise<User[]> {
+    if (inputs.length === 0 || inputs.length > BULK_MAX) {
+      throw new AppError('VALIDATION_FAILED', 'Validation failed', [{ field: 'users', message: `must hold 1 to ${BULK_MAX} users` }]);
+    }
+    const invalid: FieldError[] = [];
+    inputs.forEach((input, index) => {
+      const prefix = `users[${index}].`;
+      const record = input as unknown as Record<string, unknown>;
+      try {
+        requireFields(record, ['name', 'email'], prefix);
+        validate(record, { name: true, email: true, age: true, password: true }, prefix);
+      } catch (error) {
+        if (!(error instanceof AppError) || !error.fields) throw error;
+        invalid.push(...error.fields);
+      }
+    });
+    if (invalid.length) throw new AppError('VALIDATION_FAILED', 'Validation failed', invalid);
+
+    const emails = inputs.map((input) => input.email.toLowerCase());
+    const repeated: FieldError[] = [];
+    emails.forEach((email, index) => {
+      if (emails.indexOf(email) !== index) repeated.push({ field: `users[${index}].email`, message: 'is repeated in the batch' });
+    });
+    if (repeated.length) throw conflict(repeated);
+
+    const passwordHashes = await Promise.all(inputs.map((input) => (input.password ? hashPassword(input.password) : null)));
+    return this.prisma.$transaction(async (tx) => {
+      const taken = await tx.user.findMany({ where: { email: { in: emails } }, select: { email: true } });
+      if (taken.length) {
+        const takenEmails = new Set(taken.map((row) => row.email));
+        throw conflict(emails.flatMap((email, index) => (takenEmails.has(email) ? [{ field: `users[${index}].email`, message: 'is already in use' }] : [])));
+      }
+      const created: User[] = [];
+      for (const [index, input] of inputs.entries()) {
+        try {
+          created.push(
+            await tx.user.create({ data: { name: input.name, email: emails[index]!, age: input.age ?? null, passwordHash: passwordHashes[index] ?? null, role: 'USER' } }),
+          );
+        } catch (error) {
+          // Taken by a concurrent writer since the check: the transaction is rolled back by the throw.
+          translatePrismaError(error, { unique: { field: `users[${index}].email`, message: 'is already in use' } });
+        }
+      }
+      return created;
+    });
+  }
+
+  /**
+   * Applies one patch to every existing user among `ids` (ADMIN), all or nothing; ids that do not exist are skipped.
+   * Decision: `email` is accepted in bulk data but may only land on one user — when more than one of the ids exists
+   * the emails would collide, so 409 naming `data.email` (as would an email already used by another user).
+   * Returns how many users were updated.
+   */
+  async updateMany(principal: Principal, ids: readonly number[], patch: UserPatch): Promise<number> {
+    requireRole(principal, 'ADMIN');
+    if (ids.length === 0 || ids.length > BULK_MAX) {
+      throw new AppError('VALIDATION_FAILED', 'Validation failed', [{ field: 'ids', message: `must hold 1 to ${BULK_MAX} ids` }]);
+    }
+    validate(patch as Record<string, unknown>, { name: true, email: true, age: true }, 'data.');
+    const emailTaken = { field: 'data.email', message: 'is already in use' };
+    return this.prisma.$transaction(async (tx) => {
+      const existing = await tx.user.findMany({ where: { id: { in: [...ids] } }, select: { id: true } });
+      if (patch.email != null && existing.length > 1) {
+        throw conflict([{ field: 'data.email', message: 'cannot be set on more than one user' }]);
+      }
+      if (existing.length === 0) return 0;
+      try {
+        const { count } = await tx.user.updateMany({
+          where: { id: { in: existing.map((row) => row.id) } },
+          data: { name: patch.name ?? undefined, email: patch.email?.toLowerCase(), age: patch.age, role: patch.role },
+        });
+        return count;
+      } catch (error) {
+        translatePrismaError(error, { unique: emailTaken });
+      }
+    });
+  }
+
+  /** Deletes the users with these ids (their data cascades) in one statement; returns how many existed. */
+  async deleteMany(ids: readonly number[]): Promise<number> {
+    if (ids.length === 0) return 0;
+    const { count } = await this.prisma.user.deleteMany({ where: { id: { in: [...ids] } } });
+    return count;
+  }
+
   /** Deletes a user (their posts, comments and orders cascade); false when no user had this id. */
   async delete(id: string | number): Promise<boolean> {
     const dbId = parseId(id);
@@ -121,4 +231,8 @@ export class UsersService {
   count(): Promise<number> {
     return this.prisma.user.count();
   }
+}
+
+function conflict(fields: FieldError[]): AppError {
+  return new AppError('CONFLICT', fields.map((field) => `${field.field} ${field.message}`).join('; '), fields);
 }

@@ -1,11 +1,22 @@
 // REST handlers of the users collection (/api/v1/users…), typed by their operationIds.
 import type { OperationHandlers } from '@users-posts/contracts';
 import { parseCollectionQuery } from '../../collections/query.js';
-import { notFound } from '../../errors.js';
-import { USER_SORT_FIELDS } from '../../services/users.js';
+import { AppError, notFound } from '../../errors.js';
+import { parseId } from '../../services/ids.js';
+import { BULK_MAX, USER_SORT_FIELDS } from '../../services/users.js';
 import type { RestContext } from '../context.js';
 import { ok, pageEnvelope } from '../envelope.js';
 import { USER_FIELDS, userResource } from '../representations.js';
+
+/** `ids=1,2,3` (shape checked by the contract) as database ids; 0, out-of-range or more than 100 ids → 400 naming `ids`. */
+function parseIds(text: string): number[] {
+  const parts = text.split(',');
+  const ids = parts.map((part) => parseId(part));
+  const bad = (message: string) => new AppError('BAD_QUERY_PARAMETER', `Invalid ids: ${message}`, [{ field: 'ids', message }]);
+  if (parts.length > BULK_MAX) throw bad(`must list at most ${BULK_MAX} ids`);
+  if (ids.some((id) => id === null)) throw bad('must be comma-separated positive integer ids');
+  return [...new Set(ids as number[])];
+}
 
 export const usersHandlers = {
   listUsers: async ({ query }, { services }) => {
@@ -18,5 +29,41 @@ export const usersHandlers = {
     const user = await services.users.get(params.id);
     if (!user) throw notFound('User');
     return { status: 200, body: ok(userResource(user)) };
+  },
+
+  createUser: async ({ body }, { services }) => {
+    const user = await services.users.create(body);
+    return { status: 201, headers: { location: `/api/v1/users/${user.id}` }, body: ok(userResource(user)) };
+  },
+
+  replaceUser: async ({ params, body }, { services, request }) => {
+    const user = await services.users.replace(request.principal, params.id, body);
+    return { status: 200, body: ok(userResource(user)) };
+  },
+
+  updateUser: async ({ params, body }, { services, request }) => {
+    const user = await services.users.update(request.principal, params.id, body);
+    return { status: 200, body: ok(userResource(user)) };
+  },
+
+  // ADMIN (from the contract). Idempotent: 204 whether or not the user existed.
+  deleteUser: async ({ params }, { services }) => {
+    await services.users.delete(params.id);
+    return { status: 204, body: undefined };
+  },
+
+  batchCreateUsers: async ({ body }, { services }) => {
+    const users = await services.users.createMany(body.users);
+    return { status: 201, headers: { location: '/api/v1/users' }, body: ok({ items: users.map(userResource), count: users.length }) };
+  },
+
+  bulkDeleteUsers: async ({ query }, { services }) => {
+    const deleted = await services.users.deleteMany(parseIds(query.ids));
+    return { status: 200, body: ok({ deleted }) };
+  },
+
+  bulkUpdateUsers: async ({ body }, { services, request }) => {
+    const updated = await services.users.updateMany(request.principal, [...new Set(body.ids)], body.data);
+    return { status: 200, body: ok({ updated }) };
   },
 } satisfies OperationHandlers<RestContext>;
