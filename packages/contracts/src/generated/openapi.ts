@@ -1635,95 +1635,41 @@ export interface components {
          * @example 1,2,3
          */
         ids: string;
-        /**
-         * @description Page number, from 1 (page paging; default 1).
-         * @example 1
-         */
+        /** @description Page number, from 1 (page paging; default 1). */
         page: number;
-        /**
-         * @description Items per page for page paging (default 20, maximum 100).
-         * @example 20
-         */
+        /** @description Items per page for page paging (default 20, maximum 100). */
         pageSize: number;
-        /**
-         * @description Alias of `pageSize`.
-         * @example 20
-         */
+        /** @description Alias of `pageSize`. */
         size: number;
-        /**
-         * @description Items to skip; selects offset paging (default 0).
-         * @example 40
-         */
+        /** @description Items to skip; selects offset paging (default 0). */
         offset: number;
-        /**
-         * @description Items per page for offset and cursor paging (default 20, maximum 100); without `cursor` it selects offset paging.
-         * @example 20
-         */
+        /** @description Items per page for offset and cursor paging (default 20, maximum 100); without `cursor` it selects offset paging. */
         limit: number;
-        /**
-         * @description Opaque cursor from a previous `nextCursor`; selects cursor paging. An empty value starts from the beginning. A malformed or foreign cursor → 400 naming `cursor`.
-         * @example eyJpZCI6NDJ9
-         */
+        /** @description Opaque cursor from a previous `nextCursor`; selects cursor paging. An empty value starts from the beginning. A malformed or foreign cursor → 400 naming `cursor`. */
         cursor: string;
-        /**
-         * @description Sort field from the collection's allow-list, optionally as `field,asc|desc` (default `id`).
-         * @example createdAt
-         */
+        /** @description Sort field from the collection's allow-list, optionally as `field,asc|desc` (default `id`). */
         sort: string;
-        /**
-         * @description Sort direction for `sort` (default `asc`).
-         * @example desc
-         */
+        /** @description Sort direction for `sort` (default `asc`). */
         order: "asc" | "desc";
-        /**
-         * @description Sort field from the collection's allow-list; a leading `-` means descending.
-         * @example -createdAt
-         */
+        /** @description Sort field from the collection's allow-list; a leading `-` means descending. */
         sortBy: string;
-        /**
-         * @description Comma-separated fields to return for each item (`id` is always included). An unknown field → 400 naming `fields`.
-         * @example id,name
-         */
+        /** @description Comma-separated fields to return for each item (`id` is always included). An unknown field → 400 naming `fields`. */
         fields: string;
-        /**
-         * @description Case-insensitive substring search (fields depend on the collection).
-         * @example ada
-         */
+        /** @description Case-insensitive substring search (fields depend on the collection). */
         q: string;
-        /**
-         * @description Alias of `q`.
-         * @example ada
-         */
+        /** @description Alias of `q`. */
         search: string;
-        /**
-         * @description Only users with this role.
-         * @example ADMIN
-         */
+        /** @description Only users with this role. */
         role: components["schemas"]["Role"];
-        /**
-         * @description Only users of exactly this age.
-         * @example 36
-         */
+        /** @description Only users of exactly this age. */
         age: number;
-        /**
-         * @description Only posts by this author.
-         * @example 1
-         */
+        /** @description Only posts by this author. */
         authorId: number;
-        /**
-         * @description Only comments on this post.
-         * @example 7
-         */
+        /** @description Only comments on this post. */
         postIdFilter: number;
-        /**
-         * @description Only comments written by this user (the comment's author).
-         * @example 1
-         */
+        /** @description Only comments written by this user (the comment's author). */
         userIdFilter: number;
-        /**
-         * @description Only orders with this status.
-         * @example pending
-         */
+        /** @description Only orders with this status. */
         status: components["schemas"]["OrderStatus"];
     };
     requestBodies: never;
@@ -2100,75 +2046,33 @@ export interface operations {
     listUsers: {
         parameters: {
             query?: {
-                /**
-                 * @description Page number, from 1 (page paging; default 1).
-                 * @example 1
-                 */
+                /** @description Page number, from 1 (page paging; default 1). */
                 page?: components["parameters"]["page"];
-                /**
-                 * @description Items per page for page paging (default 20, maximum 100).
-                 * @example 20
-                 */
+                /** @description Items per page for page paging (default 20, maximum 100). */
                 pageSize?: components["parameters"]["pageSize"];
-                /**
-                 * @description Alias of `pageSize`.
-                 * @example 20
-                 */
+                /** @description Alias of `pageSize`. */
                 size?: components["parameters"]["size"];
-                /**
-                 * @description Items to skip; selects offset paging (default 0).
-                 * @example 40
-                 */
+                /** @description Items to skip; selects offset paging (default 0). */
                 offset?: components["parameters"]["offset"];
-                /**
-                 * @description Items per page for offset and cursor paging (default 20, maximum 100); without `cursor` it selects offset paging.
-                 * @example 20
-                 */
+                /** @description Items per page for offset and cursor paging (default 20, maximum 100); without `cursor` it selects offset paging. */
                 limit?: components["parameters"]["limit"];
-                /**
-                 * @description Opaque cursor from a previous `nextCursor`; selects cursor paging. An empty value starts from the beginning. A malformed or foreign cursor → 400 naming `cursor`.
-                 * @example eyJpZCI6NDJ9
-                 */
+                /** @description Opaque cursor from a previous `nextCursor`; selects cursor paging. An empty value starts from the beginning. A malformed or foreign cursor → 400 naming `cursor`. */
                 cursor?: components["parameters"]["cursor"];
-                /**
-                 * @description Sort field from the collection's allow-list, optionally as `field,asc|desc` (default `id`).
-                 * @example createdAt
-                 */
+                /** @description Sort field from the collection's allow-list, optionally as `field,asc|desc` (default `id`). */
                 sort?: components["parameters"]["sort"];
-                /**
-                 * @description Sort direction for `sort` (default `asc`).
-                 * @example desc
-                 */
+                /** @description Sort direction for `sort` (default `asc`). */
                 order?: components["parameters"]["order"];
-                /**
-                 * @description Sort field from the collection's allow-list; a leading `-` means descending.
-                 * @example -createdAt
-                 */
+                /** @description Sort field from the collection's allow-list; a leading `-` means descending. */
                 sortBy?: components["parameters"]["sortBy"];
-                /**
-                 * @description Comma-separated fields to return for each item (`id` is always included). An unknown field → 400 naming `fields`.
-                 * @example id,name
-                 */
+                /** @description Comma-separated fields to return for each item (`id` is always included). An unknown field → 400 naming `fields`. */
                 fields?: components["parameters"]["fields"];
-                /**
-                 * @description Case-insensitive substring search (fields depend on the collection).
-                 * @example ada
-                 */
+                /** @description Case-insensitive substring search (fields depend on the collection). */
                 q?: components["parameters"]["q"];
-                /**
-                 * @description Alias of `q`.
-                 * @example ada
-                 */
+                /** @description Alias of `q`. */
                 search?: components["parameters"]["search"];
-                /**
-                 * @description Only users with this role.
-                 * @example ADMIN
-                 */
+                /** @description Only users with this role. */
                 role?: components["parameters"]["role"];
-                /**
-                 * @description Only users of exactly this age.
-                 * @example 36
-                 */
+                /** @description Only users of exactly this age. */
                 age?: components["parameters"]["age"];
             };
             header?: never;
@@ -2532,65 +2436,29 @@ export interface operations {
     listUserPosts: {
         parameters: {
             query?: {
-                /**
-                 * @description Page number, from 1 (page paging; default 1).
-                 * @example 1
-                 */
+                /** @description Page number, from 1 (page paging; default 1). */
                 page?: components["parameters"]["page"];
-                /**
-                 * @description Items per page for page paging (default 20, maximum 100).
-                 * @example 20
-                 */
+                /** @description Items per page for page paging (default 20, maximum 100). */
                 pageSize?: components["parameters"]["pageSize"];
-                /**
-                 * @description Alias of `pageSize`.
-                 * @example 20
-                 */
+                /** @description Alias of `pageSize`. */
                 size?: components["parameters"]["size"];
-                /**
-                 * @description Items to skip; selects offset paging (default 0).
-                 * @example 40
-                 */
+                /** @description Items to skip; selects offset paging (default 0). */
                 offset?: components["parameters"]["offset"];
-                /**
-                 * @description Items per page for offset and cursor paging (default 20, maximum 100); without `cursor` it selects offset paging.
-                 * @example 20
-                 */
+                /** @description Items per page for offset and cursor paging (default 20, maximum 100); without `cursor` it selects offset paging. */
                 limit?: components["parameters"]["limit"];
-                /**
-                 * @description Opaque cursor from a previous `nextCursor`; selects cursor paging. An empty value starts from the beginning. A malformed or foreign cursor → 400 naming `cursor`.
-                 * @example eyJpZCI6NDJ9
-                 */
+                /** @description Opaque cursor from a previous `nextCursor`; selects cursor paging. An empty value starts from the beginning. A malformed or foreign cursor → 400 naming `cursor`. */
                 cursor?: components["parameters"]["cursor"];
-                /**
-                 * @description Sort field from the collection's allow-list, optionally as `field,asc|desc` (default `id`).
-                 * @example createdAt
-                 */
+                /** @description Sort field from the collection's allow-list, optionally as `field,asc|desc` (default `id`). */
                 sort?: components["parameters"]["sort"];
-                /**
-                 * @description Sort direction for `sort` (default `asc`).
-                 * @example desc
-                 */
+                /** @description Sort direction for `sort` (default `asc`). */
                 order?: components["parameters"]["order"];
-                /**
-                 * @description Sort field from the collection's allow-list; a leading `-` means descending.
-                 * @example -createdAt
-                 */
+                /** @description Sort field from the collection's allow-list; a leading `-` means descending. */
                 sortBy?: components["parameters"]["sortBy"];
-                /**
-                 * @description Comma-separated fields to return for each item (`id` is always included). An unknown field → 400 naming `fields`.
-                 * @example id,name
-                 */
+                /** @description Comma-separated fields to return for each item (`id` is always included). An unknown field → 400 naming `fields`. */
                 fields?: components["parameters"]["fields"];
-                /**
-                 * @description Case-insensitive substring search (fields depend on the collection).
-                 * @example ada
-                 */
+                /** @description Case-insensitive substring search (fields depend on the collection). */
                 q?: components["parameters"]["q"];
-                /**
-                 * @description Alias of `q`.
-                 * @example ada
-                 */
+                /** @description Alias of `q`. */
                 search?: components["parameters"]["search"];
             };
             header?: never;
@@ -2683,70 +2551,31 @@ export interface operations {
     listUserOrders: {
         parameters: {
             query?: {
-                /**
-                 * @description Page number, from 1 (page paging; default 1).
-                 * @example 1
-                 */
+                /** @description Page number, from 1 (page paging; default 1). */
                 page?: components["parameters"]["page"];
-                /**
-                 * @description Items per page for page paging (default 20, maximum 100).
-                 * @example 20
-                 */
+                /** @description Items per page for page paging (default 20, maximum 100). */
                 pageSize?: components["parameters"]["pageSize"];
-                /**
-                 * @description Alias of `pageSize`.
-                 * @example 20
-                 */
+                /** @description Alias of `pageSize`. */
                 size?: components["parameters"]["size"];
-                /**
-                 * @description Items to skip; selects offset paging (default 0).
-                 * @example 40
-                 */
+                /** @description Items to skip; selects offset paging (default 0). */
                 offset?: components["parameters"]["offset"];
-                /**
-                 * @description Items per page for offset and cursor paging (default 20, maximum 100); without `cursor` it selects offset paging.
-                 * @example 20
-                 */
+                /** @description Items per page for offset and cursor paging (default 20, maximum 100); without `cursor` it selects offset paging. */
                 limit?: components["parameters"]["limit"];
-                /**
-                 * @description Opaque cursor from a previous `nextCursor`; selects cursor paging. An empty value starts from the beginning. A malformed or foreign cursor → 400 naming `cursor`.
-                 * @example eyJpZCI6NDJ9
-                 */
+                /** @description Opaque cursor from a previous `nextCursor`; selects cursor paging. An empty value starts from the beginning. A malformed or foreign cursor → 400 naming `cursor`. */
                 cursor?: components["parameters"]["cursor"];
-                /**
-                 * @description Sort field from the collection's allow-list, optionally as `field,asc|desc` (default `id`).
-                 * @example createdAt
-                 */
+                /** @description Sort field from the collection's allow-list, optionally as `field,asc|desc` (default `id`). */
                 sort?: components["parameters"]["sort"];
-                /**
-                 * @description Sort direction for `sort` (default `asc`).
-                 * @example desc
-                 */
+                /** @description Sort direction for `sort` (default `asc`). */
                 order?: components["parameters"]["order"];
-                /**
-                 * @description Sort field from the collection's allow-list; a leading `-` means descending.
-                 * @example -createdAt
-                 */
+                /** @description Sort field from the collection's allow-list; a leading `-` means descending. */
                 sortBy?: components["parameters"]["sortBy"];
-                /**
-                 * @description Comma-separated fields to return for each item (`id` is always included). An unknown field → 400 naming `fields`.
-                 * @example id,name
-                 */
+                /** @description Comma-separated fields to return for each item (`id` is always included). An unknown field → 400 naming `fields`. */
                 fields?: components["parameters"]["fields"];
-                /**
-                 * @description Case-insensitive substring search (fields depend on the collection).
-                 * @example ada
-                 */
+                /** @description Case-insensitive substring search (fields depend on the collection). */
                 q?: components["parameters"]["q"];
-                /**
-                 * @description Alias of `q`.
-                 * @example ada
-                 */
+                /** @description Alias of `q`. */
                 search?: components["parameters"]["search"];
-                /**
-                 * @description Only orders with this status.
-                 * @example pending
-                 */
+                /** @description Only orders with this status. */
                 status?: components["parameters"]["status"];
             };
             header?: never;
@@ -2883,70 +2712,31 @@ export interface operations {
     listPosts: {
         parameters: {
             query?: {
-                /**
-                 * @description Page number, from 1 (page paging; default 1).
-                 * @example 1
-                 */
+                /** @description Page number, from 1 (page paging; default 1). */
                 page?: components["parameters"]["page"];
-                /**
-                 * @description Items per page for page paging (default 20, maximum 100).
-                 * @example 20
-                 */
+                /** @description Items per page for page paging (default 20, maximum 100). */
                 pageSize?: components["parameters"]["pageSize"];
-                /**
-                 * @description Alias of `pageSize`.
-                 * @example 20
-                 */
+                /** @description Alias of `pageSize`. */
                 size?: components["parameters"]["size"];
-                /**
-                 * @description Items to skip; selects offset paging (default 0).
-                 * @example 40
-                 */
+                /** @description Items to skip; selects offset paging (default 0). */
                 offset?: components["parameters"]["offset"];
-                /**
-                 * @description Items per page for offset and cursor paging (default 20, maximum 100); without `cursor` it selects offset paging.
-                 * @example 20
-                 */
+                /** @description Items per page for offset and cursor paging (default 20, maximum 100); without `cursor` it selects offset paging. */
                 limit?: components["parameters"]["limit"];
-                /**
-                 * @description Opaque cursor from a previous `nextCursor`; selects cursor paging. An empty value starts from the beginning. A malformed or foreign cursor → 400 naming `cursor`.
-                 * @example eyJpZCI6NDJ9
-                 */
+                /** @description Opaque cursor from a previous `nextCursor`; selects cursor paging. An empty value starts from the beginning. A malformed or foreign cursor → 400 naming `cursor`. */
                 cursor?: components["parameters"]["cursor"];
-                /**
-                 * @description Sort field from the collection's allow-list, optionally as `field,asc|desc` (default `id`).
-                 * @example createdAt
-                 */
+                /** @description Sort field from the collection's allow-list, optionally as `field,asc|desc` (default `id`). */
                 sort?: components["parameters"]["sort"];
-                /**
-                 * @description Sort direction for `sort` (default `asc`).
-                 * @example desc
-                 */
+                /** @description Sort direction for `sort` (default `asc`). */
                 order?: components["parameters"]["order"];
-                /**
-                 * @description Sort field from the collection's allow-list; a leading `-` means descending.
-                 * @example -createdAt
-                 */
+                /** @description Sort field from the collection's allow-list; a leading `-` means descending. */
                 sortBy?: components["parameters"]["sortBy"];
-                /**
-                 * @description Comma-separated fields to return for each item (`id` is always included). An unknown field → 400 naming `fields`.
-                 * @example id,name
-                 */
+                /** @description Comma-separated fields to return for each item (`id` is always included). An unknown field → 400 naming `fields`. */
                 fields?: components["parameters"]["fields"];
-                /**
-                 * @description Case-insensitive substring search (fields depend on the collection).
-                 * @example ada
-                 */
+                /** @description Case-insensitive substring search (fields depend on the collection). */
                 q?: components["parameters"]["q"];
-                /**
-                 * @description Alias of `q`.
-                 * @example ada
-                 */
+                /** @description Alias of `q`. */
                 search?: components["parameters"]["search"];
-                /**
-                 * @description Only posts by this author.
-                 * @example 1
-                 */
+                /** @description Only posts by this author. */
                 authorId?: components["parameters"]["authorId"];
             };
             header?: never;
@@ -3026,75 +2816,33 @@ export interface operations {
     listComments: {
         parameters: {
             query?: {
-                /**
-                 * @description Page number, from 1 (page paging; default 1).
-                 * @example 1
-                 */
+                /** @description Page number, from 1 (page paging; default 1). */
                 page?: components["parameters"]["page"];
-                /**
-                 * @description Items per page for page paging (default 20, maximum 100).
-                 * @example 20
-                 */
+                /** @description Items per page for page paging (default 20, maximum 100). */
                 pageSize?: components["parameters"]["pageSize"];
-                /**
-                 * @description Alias of `pageSize`.
-                 * @example 20
-                 */
+                /** @description Alias of `pageSize`. */
                 size?: components["parameters"]["size"];
-                /**
-                 * @description Items to skip; selects offset paging (default 0).
-                 * @example 40
-                 */
+                /** @description Items to skip; selects offset paging (default 0). */
                 offset?: components["parameters"]["offset"];
-                /**
-                 * @description Items per page for offset and cursor paging (default 20, maximum 100); without `cursor` it selects offset paging.
-                 * @example 20
-                 */
+                /** @description Items per page for offset and cursor paging (default 20, maximum 100); without `cursor` it selects offset paging. */
                 limit?: components["parameters"]["limit"];
-                /**
-                 * @description Opaque cursor from a previous `nextCursor`; selects cursor paging. An empty value starts from the beginning. A malformed or foreign cursor → 400 naming `cursor`.
-                 * @example eyJpZCI6NDJ9
-                 */
+                /** @description Opaque cursor from a previous `nextCursor`; selects cursor paging. An empty value starts from the beginning. A malformed or foreign cursor → 400 naming `cursor`. */
                 cursor?: components["parameters"]["cursor"];
-                /**
-                 * @description Sort field from the collection's allow-list, optionally as `field,asc|desc` (default `id`).
-                 * @example createdAt
-                 */
+                /** @description Sort field from the collection's allow-list, optionally as `field,asc|desc` (default `id`). */
                 sort?: components["parameters"]["sort"];
-                /**
-                 * @description Sort direction for `sort` (default `asc`).
-                 * @example desc
-                 */
+                /** @description Sort direction for `sort` (default `asc`). */
                 order?: components["parameters"]["order"];
-                /**
-                 * @description Sort field from the collection's allow-list; a leading `-` means descending.
-                 * @example -createdAt
-                 */
+                /** @description Sort field from the collection's allow-list; a leading `-` means descending. */
                 sortBy?: components["parameters"]["sortBy"];
-                /**
-                 * @description Comma-separated fields to return for each item (`id` is always included). An unknown field → 400 naming `fields`.
-                 * @example id,name
-                 */
+                /** @description Comma-separated fields to return for each item (`id` is always included). An unknown field → 400 naming `fields`. */
                 fields?: components["parameters"]["fields"];
-                /**
-                 * @description Case-insensitive substring search (fields depend on the collection).
-                 * @example ada
-                 */
+                /** @description Case-insensitive substring search (fields depend on the collection). */
                 q?: components["parameters"]["q"];
-                /**
-                 * @description Alias of `q`.
-                 * @example ada
-                 */
+                /** @description Alias of `q`. */
                 search?: components["parameters"]["search"];
-                /**
-                 * @description Only comments on this post.
-                 * @example 7
-                 */
+                /** @description Only comments on this post. */
                 postId?: components["parameters"]["postIdFilter"];
-                /**
-                 * @description Only comments written by this user (the comment's author).
-                 * @example 1
-                 */
+                /** @description Only comments written by this user (the comment's author). */
                 userId?: components["parameters"]["userIdFilter"];
             };
             header?: never;
