@@ -13,6 +13,7 @@ import errorHandlerPlugin from './plugins/error-handler.js';
 import graphqlPlugin from './plugins/graphql.js';
 import rateLimitPlugin from './plugins/rate-limit.js';
 import restPlugin from './plugins/rest.js';
+import versioningPlugin, { rewriteUrl } from './plugins/versioning.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -56,6 +57,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     genReqId: () => randomUUID(),
     bodyLimit: 1024 * 1024,
     forceCloseConnections: 'idle',
+    // `/api/...` without a version in the path reaches the `/api/v1` routes (plugins/versioning.ts).
+    rewriteUrl,
   });
   app.decorate('config', config);
   app.decorate('routeTable', []);
@@ -69,6 +72,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(errorHandlerPlugin);
   await app.register(databasePlugin, { database: options.database });
   await app.register(authPlugin, { clock: options.clock, stores: options.stores });
+  await app.register(versioningPlugin);
   await app.register(rateLimitPlugin);
   await app.register(restPlugin);
   await app.register(graphqlPlugin);

@@ -22,6 +22,8 @@ export interface Config {
   secrets: Secrets;
   /** GraphQL abuse limits (SPEC §2). */
   graphqlLimits: GraphQLLimits;
+  /** The default rate-limit bucket (SPEC §4): `max` requests per `windowMs` per client (user id, else IP). */
+  defaultRateLimit: { max: number; windowMs: number };
   /** Requests per minute of the stricter buckets (SPEC §4). */
   rateLimits: { loginMax: number; refreshMax: number };
   /** The administrator created or updated at start, when both are set. */
@@ -42,6 +44,8 @@ const schema = {
     DATABASE_URL: { type: 'string', pattern: '^postgres(ql)?://' },
     MIGRATE_ON_START: { type: 'boolean', default: false },
     REDIS_URL: { type: 'string', pattern: '^rediss?://' },
+    RATE_LIMIT_MAX: { type: 'integer', minimum: 1, default: 1000 },
+    RATE_LIMIT_WINDOW_MS: { type: 'integer', minimum: 1000, default: 60_000 },
     LOGIN_RATE_LIMIT_MAX: { type: 'integer', minimum: 1, default: 10 },
     GRAPHQL_MAX_DEPTH: { type: 'integer', minimum: 1, default: 10 },
     GRAPHQL_MAX_ALIASES: { type: 'integer', minimum: 0, default: 15 },
@@ -66,6 +70,8 @@ interface RawEnv {
   DATABASE_URL?: string;
   MIGRATE_ON_START: boolean;
   REDIS_URL?: string;
+  RATE_LIMIT_MAX: number;
+  RATE_LIMIT_WINDOW_MS: number;
   LOGIN_RATE_LIMIT_MAX: number;
   GRAPHQL_MAX_DEPTH: number;
   GRAPHQL_MAX_ALIASES: number;
@@ -104,6 +110,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxDirectives: raw.GRAPHQL_MAX_DIRECTIVES,
       maxBatch: raw.GRAPHQL_MAX_BATCH,
     },
+    defaultRateLimit: { max: raw.RATE_LIMIT_MAX, windowMs: raw.RATE_LIMIT_WINDOW_MS },
     rateLimits: { loginMax: raw.LOGIN_RATE_LIMIT_MAX, refreshMax: raw.REFRESH_RATE_LIMIT_MAX },
     secrets: resolveSecrets(env, { dataDir, production: raw.NODE_ENV === 'production' }),
     admin: raw.ADMIN_EMAIL && raw.ADMIN_PASSWORD ? { email: raw.ADMIN_EMAIL, password: raw.ADMIN_PASSWORD } : undefined,

@@ -62,11 +62,26 @@ export function toAppError(error: FastifyError | Error): AppError | undefined {
   return undefined;
 }
 
+/**
+ * Whether the app's database handle has been closed underneath it (its `prisma` getter then throws
+ * `Database is closed`); queries through clients taken earlier fail with the driver's own error (e.g. PGlite's
+ * `PGlite is closed`), so the handle's state, not the message, decides that such a failure is a 503.
+ */
+function databaseClosed(app: FastifyInstance): boolean {
+  if (!app.hasDecorator('db')) return false;
+  try {
+    void app.db.prisma;
+    return false;
+  } catch {
+    return true;
+  }
+}
+
 async function errorHandlerPlugin(app: FastifyInstance): Promise<void> {
   const production = app.config.nodeEnv === 'production';
 
   app.setErrorHandler((error: FastifyError, request, reply: FastifyReply) => {
-    const appError = toAppError(error);
+    const appError = toAppError(error) ?? (databaseClosed(app) ? new AppError('UNAVAILABLE', 'Database unavailable') : undefined);
     if (appError) {
       if (appError.status >= 500) request.log.error({ err: error }, appError.message);
       // Failures before GraphQL runs (bad credentials, body too large) still answer in GraphQL's shape there.

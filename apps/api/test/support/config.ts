@@ -18,6 +18,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     migrateOnStart: false,
     redisUrl: undefined,
     graphqlLimits: DEFAULT_GRAPHQL_LIMITS,
+    defaultRateLimit: { max: 1000, windowMs: 60_000 },
     rateLimits: { loginMax: 10, refreshMax: 60 },
     secrets: generateSecrets(),
     admin: undefined,

@@ -1,0 +1,86 @@
+// Failures of SPEC §4: a body over 1 MiB → 413 (41300), on REST and /graphql; the database gone → 503 (50300)
+// quickly, never a hang.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { FastifyInstance } from 'fastify';
+import { createAccount, type Account } from './support/accounts.js';
+import { createTestApp } from './support/app.js';
+
+const MIB = 1024 * 1024;
+const oversized = () => JSON.stringify({ name: 'x'.repeat(MIB), email: 'big@example.com' });
+
+describe('a body over 1 MiB', () => {
+  let app: FastifyInstance;
+
+  beforeAll(async () => {
+    app = await createTestApp();
+  });
+  afterAll(() => app.close());
+
+  it('→ 413 in the error envelope on REST (canonical and unversioned paths), with the rate-limit headers', async () => {
+    for (const url of ['/api/v1/users', '/api/users']) {
+      const response = await app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json' }, payload: oversized() });
+      expect(response.statusCode).toBe(413);
+      expect(response.json()).toEqual({ code: 41300, message: expect.any(String) });
+      expect(response.headers['x-ratelimit-limit']).toBe('1000');
+    }
+    expect(await app.db.prisma.user.count({ where: { email: 'big@example.com' } })).toBe(0);
+  });
+
+  it('→ 413 on /graphql, in GraphQL error shape', async () => {
+    const query = `mutation { createUser(input: {name: "${'x'.repeat(MIB)}", email: "big@example.com"}) { id } }`;
+    const response = await app.inject({ method: 'POST', url: '/graphql', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ query }) });
+    expect(response.statusCode).toBe(413);
+    expect(response.json()).toEqual({ errors: [{ message: expect.any(String), extensions: expect.objectContaining({ code: expect.any(String) }) }] });
+  });
+
+  it('while a body just under the limit is read (and validated)', async () => {
+    const body = JSON.stringify({ name: 'x'.repeat(MIB - 100), email: 'almost@example.com' });
+    expect(Buffer.byteLength(body)).toBeLessThanOrEqual(MIB);
+    const response = await app.inject({ method: 'POST', url: '/api/v1/users', headers: { 'content-type': 'application/json' }, payload: body });
+    expect(response.statusCode).toBe(422);
+  });
+});
+
+describe('the database unreachable', () => {
+  let app: FastifyInstance;
+  let account: Account;
+
+  beforeAll(async () => {
+    app = await createTestApp();
+    account = await createAccount(app, 'closed@example.com');
+    await app.db.close(); // the database goes away under the running app
+  });
+  afterAll(() => app.close());
+
+  it.each([
+    ['GET', '/api/v1/users'],
+    ['GET', '/api/v1/users/1'],
+    ['GET', '/api/users?version=1'],
+    ['GET', '/api/v1/users/1/posts'],
+  ] as const)('%s %s → 503 code 50300, quickly', async (method, url) => {
+    const started = Date.now();
+    const response = await app.inject({ method, url });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(response.statusCode).toBe(503);
+    expect(response.json()).toEqual({ code: 50300, message: expect.any(String) });
+    expect(response.headers['x-ratelimit-limit']).toBe('1000');
+  });
+
+  it('an authenticated request (the credential check needs the database too) → 503', async () => {
+    const response = await app.inject({ method: 'POST', url: `/api/v1/users/${account.id}/posts`, headers: account.headers, payload: { title: 'T', content: 'C' } });
+    expect(response.statusCode).toBe(503);
+    expect(response.json().code).toBe(50300);
+  });
+
+  it('GraphQL answers too, without hanging', async () => {
+    const started = Date.now();
+    const response = await app.inject({ method: 'POST', url: '/graphql', payload: { query: '{ users { items { id } } }' } });
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(response.json().errors).toBeDefined();
+  });
+
+  it('/readyz → 503, /healthz stays 200', async () => {
+    expect((await app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(503);
+    expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
+  });
+});
