@@ -3,8 +3,11 @@ import type { OperationHandlers, OperationId } from '@users-posts/contracts';
 import type { RestContext } from './context.js';
 import { apiKeysHandlers } from './routes/api-keys.js';
 import { authHandlers } from './routes/auth.js';
+import { commentsHandlers } from './routes/comments.js';
 import { healthHandlers } from './routes/health.js';
 import { oauthHandlers } from './routes/oauth.js';
+import { ordersHandlers } from './routes/orders.js';
+import { postsHandlers } from './routes/posts.js';
 import { userPostsHandlers } from './routes/user-posts.js';
 import { usersHandlers } from './routes/users.js';
 
@@ -15,6 +18,9 @@ export const operationHandlers: OperationHandlers<RestContext> = {
   ...apiKeysHandlers,
   ...usersHandlers,
   ...userPostsHandlers,
+  ...postsHandlers,
+  ...commentsHandlers,
+  ...ordersHandlers,
 };
 
 /**
@@ -24,13 +30,4 @@ export const operationHandlers: OperationHandlers<RestContext> = {
  */
 export const pendingOperations: readonly OperationId[] = [
   // REST resources (issue 5)
-  'listUserOrders',
-  'createUserOrder',
-  'getUserOrder',
-  'updateUserOrder',
-  'listPosts',
-  'getPost',
-  'createPostComment',
-  'listComments',
-  'getComment',
 ];

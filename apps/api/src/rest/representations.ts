@@ -1,6 +1,6 @@
 // The public JSON shape of each model (SPEC §4): camelCase, numeric ids, ISO timestamps, never secrets.
 import type { components } from '@users-posts/contracts';
-import type { Post, User } from '@users-posts/db';
+import type { Comment, Order, Post, User } from '@users-posts/db';
 
 type Schemas = components['schemas'];
 
@@ -31,3 +31,31 @@ export const POST_FIELDS = ['id', 'title', 'content', 'authorId', 'createdAt', '
 
 /** Field names of a user representation, for `fields=` selection. */
 export const USER_FIELDS = ['id', 'name', 'email', 'age', 'role', 'createdAt', 'updatedAt'] as const;
+
+export function commentResource(comment: Comment): Schemas['Comment'] {
+  return {
+    id: comment.id,
+    body: comment.body,
+    postId: comment.postId,
+    authorId: comment.authorId,
+    createdAt: comment.createdAt.toISOString(),
+  };
+}
+
+/** Field names of a comment representation, for `fields=` selection. */
+export const COMMENT_FIELDS = ['id', 'body', 'postId', 'authorId', 'createdAt'] as const;
+
+export function orderResource(order: Order): Schemas['Order'] {
+  return {
+    id: order.id,
+    userId: order.userId,
+    product: order.product,
+    quantity: order.quantity,
+    totalCents: order.totalCents,
+    status: order.status,
+    createdAt: order.createdAt.toISOString(),
+  };
+}
+
+/** Field names of an order representation, for `fields=` selection. */
+export const ORDER_FIELDS = ['id', 'userId', 'product', 'quantity', 'totalCents', 'status', 'createdAt'] as const;

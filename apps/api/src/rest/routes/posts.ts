@@ -1,0 +1,22 @@
+// /api/v1/posts…: the public posts collection (filter by author, search over title and content) and one post.
+import type { OperationHandlers } from '@users-posts/contracts';
+import { parseCollectionQuery } from '../../collections/query.js';
+import { notFound } from '../../errors.js';
+import { POST_SORT_FIELDS } from '../../services/posts.js';
+import type { RestContext } from '../context.js';
+import { ok, pageEnvelope } from '../envelope.js';
+import { POST_FIELDS, postResource } from '../representations.js';
+
+export const postsHandlers = {
+  listPosts: async ({ query }, { services }) => {
+    const collection = parseCollectionQuery(query, { sortable: POST_SORT_FIELDS, selectable: POST_FIELDS });
+    const result = await services.posts.pageOf(collection, { authorId: query.authorId });
+    return { status: 200, body: pageEnvelope(result, postResource, collection.fields) };
+  },
+
+  getPost: async ({ params }, { services }) => {
+    const post = await services.posts.get(params.id);
+    if (!post) throw notFound('Post');
+    return { status: 200, body: ok(postResource(post)) };
+  },
+} satisfies OperationHandlers<RestContext>;

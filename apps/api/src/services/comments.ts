@@ -1,0 +1,56 @@
+// The comments domain: reads of comments (filters by post and author, search over body) and commenting on a post.
+import type { Comment, Prisma, PrismaClient } from '@users-posts/db';
+import { requireUser, type Principal } from '../auth/principal.js';
+import { findPage, type PageResult } from '../collections/page.js';
+import type { CollectionQuery } from '../collections/query.js';
+import { AppError } from '../errors.js';
+import { parseId } from './ids.js';
+import { translatePrismaError } from './prisma-errors.js';
+import { requireFields, validate } from './validation.js';
+
+/** SPEC §4 allow-list for sorting comments. */
+export const COMMENT_SORT_FIELDS = ['id', 'createdAt'] as const;
+export type CommentSortField = (typeof COMMENT_SORT_FIELDS)[number];
+
+export interface CommentFilter {
+  postId?: number | undefined;
+  /** The comment's author. */
+  userId?: number | undefined;
+}
+
+export interface NewComment {
+  body: string;
+}
+
+export class CommentsService {
+  constructor(private readonly prisma: PrismaClient) {}
+
+  /** One page of comments by the collection conventions. */
+  page(query: CollectionQuery<CommentSortField>, filter: CommentFilter = {}): Promise<PageResult<Comment>> {
+    const where: Prisma.CommentWhereInput = { postId: filter.postId, authorId: filter.userId };
+    if (query.search) where.body = { contains: query.search, mode: 'insensitive' };
+    return findPage(this.prisma.comment, query, { where, dates: ['createdAt'] });
+  }
+
+  async get(id: string | number): Promise<Comment | null> {
+    const dbId = parseId(id);
+    return dbId === null ? null : this.prisma.comment.findUnique({ where: { id: dbId } });
+  }
+
+  /** A comment by the calling user on post `postId` (a user principal only; 404 for an unknown post). */
+  async create(principal: Principal, postId: string | number, input: NewComment): Promise<Comment> {
+    const caller = requireUser(principal);
+    const dbPostId = parseId(postId);
+    if (dbPostId === null || !(await this.prisma.post.findUnique({ where: { id: dbPostId }, select: { id: true } }))) {
+      throw new AppError('NOT_FOUND', 'Post not found');
+    }
+    requireFields(input as unknown as Record<string, unknown>, ['body']);
+    validate(input as unknown as Record<string, unknown>, { body: true });
+    try {
+      return await this.prisma.comment.create({ data: { body: input.body, postId: dbPostId, authorId: caller.userId } });
+    } catch (error) {
+      // The post (or the caller) vanished between the check and the write.
+      translatePrismaError(error, { foreignKey: 'Post not found' });
+    }
+  }
+}

@@ -1,0 +1,136 @@
+// The orders domain: a user's orders, readable and writable by that user or an ADMIN; the owner may only cancel.
+import type { Order, OrderStatus, Prisma, PrismaClient } from '@users-posts/db';
+import { canActFor, requireAuthenticated, type AuthenticatedPrincipal, type Principal } from '../auth/principal.js';
+import { findPage, type PageableModel, type PageResult } from '../collections/page.js';
+import type { CollectionQuery } from '../collections/query.js';
+import { AppError, type FieldError } from '../errors.js';
+import { parseId } from './ids.js';
+import { translatePrismaError } from './prisma-errors.js';
+import { requireFields } from './validation.js';
+
+/** SPEC §4 allow-list for sorting orders. */
+export const ORDER_SORT_FIELDS = ['id', 'createdAt', 'totalCents', 'status'] as const;
+export type OrderSortField = (typeof ORDER_SORT_FIELDS)[number];
+
+/** In the declaration order of the PostgreSQL enum, which is the order `ORDER BY status` sorts by. */
+export const ORDER_STATUSES = ['pending', 'paid', 'shipped', 'cancelled'] as const satisfies readonly OrderStatus[];
+
+const MAX_INT = 2_147_483_647;
+
+export interface NewOrder {
+  product: string;
+  quantity: number;
+  totalCents: number;
+}
+
+export interface OrderFilter {
+  status?: OrderStatus | undefined;
+}
+
+function checkOrder(input: NewOrder): void {
+  const fields: FieldError[] = [];
+  const { product, quantity, totalCents } = input;
+  if (typeof product !== 'string') fields.push({ field: 'product', message: 'must be a string' });
+  else if (product.trim().length < 1) fields.push({ field: 'product', message: 'must not be empty' });
+  else if (product.length > 200) fields.push({ field: 'product', message: 'must be at most 200 characters' });
+  if (!Number.isInteger(quantity) || quantity < 1 || quantity > 1000) fields.push({ field: 'quantity', message: 'must be an integer from 1 to 1000' });
+  if (!Number.isInteger(totalCents) || totalCents < 0 || totalCents > MAX_INT) {
+    fields.push({ field: 'totalCents', message: `must be an integer from 0 to ${MAX_INT}` });
+  }
+  if (fields.length) throw new AppError('VALIDATION_FAILED', 'Validation failed', fields);
+}
+
+/**
+ * Prisma's enum filters know no `gt`/`lt`, which keyset cursors sorted by `status` need: such a comparison is
+ * rewritten as `in` the statuses after (or before) it in enum order. Everything else passes through unchanged.
+ */
+function enumComparable(where: unknown): unknown {
+  if (Array.isArray(where)) return where.map(enumComparable);
+  // Only plain objects are walked: a Date (a cursor value) must reach Prisma untouched.
+  if (!where || typeof where !== 'object' || Object.getPrototypeOf(where) !== Object.prototype) return where;
+  return Object.fromEntries(
+    Object.entries(where).map(([key, value]) => {
+      if (key === 'status' && value && typeof value === 'object' && ('gt' in value || 'lt' in value)) {
+        const { gt, lt } = value as { gt?: OrderStatus; lt?: OrderStatus };
+        const pivot = ORDER_STATUSES.indexOf((gt ?? lt)!);
+        return [key, { in: gt !== undefined ? ORDER_STATUSES.slice(pivot + 1) : ORDER_STATUSES.slice(0, Math.max(pivot, 0)) }];
+      }
+      return [key, enumComparable(value)];
+    }),
+  );
+}
+
+export class OrdersService {
+  private readonly pageable: PageableModel<Order>;
+
+  constructor(private readonly prisma: PrismaClient) {
+    this.pageable = {
+      findMany: (args) => prisma.order.findMany({ ...args, where: enumComparable((args as { where?: object }).where) } as Prisma.OrderFindManyArgs),
+      count: (args) => prisma.order.count(args as Prisma.OrderCountArgs),
+    };
+  }
+
+  /**
+   * The caller may act on user `userId`'s orders: that user or an ADMIN, else 403 (whether or not the user exists);
+   * 404 when the user does not exist. Returns the database id.
+   */
+  private async authorize(principal: Principal, userId: string | number): Promise<{ caller: AuthenticatedPrincipal; userId: number }> {
+    const caller = requireAuthenticated(principal);
+    const dbId = parseId(userId);
+    if (dbId === null || !canActFor(caller, dbId)) {
+      if (caller.role !== 'ADMIN') throw new AppError('FORBIDDEN', 'You may only act on your own orders');
+      throw new AppError('NOT_FOUND', 'User not found');
+    }
+    if (!(await this.prisma.user.findUnique({ where: { id: dbId }, select: { id: true } }))) throw new AppError('NOT_FOUND', 'User not found');
+    return { caller, userId: dbId };
+  }
+
+  private async find(userId: number, orderId: string | number): Promise<Order> {
+    const dbId = parseId(orderId);
+    const order = dbId === null ? null : await this.prisma.order.findFirst({ where: { id: dbId, userId } });
+    if (!order) throw new AppError('NOT_FOUND', 'Order not found');
+    return order;
+  }
+
+  /** One page of a user's orders (filter by status, search over product). */
+  async page(principal: Principal, userId: string | number, query: CollectionQuery<OrderSortField>, filter: OrderFilter = {}): Promise<PageResult<Order>> {
+    const owner = await this.authorize(principal, userId);
+    const where: Prisma.OrderWhereInput = { userId: owner.userId, status: filter.status };
+    if (query.search) where.product = { contains: query.search, mode: 'insensitive' };
+    return findPage(this.pageable, query, { where, dates: ['createdAt'] });
+  }
+
+  async get(principal: Principal, userId: string | number, orderId: string | number): Promise<Order> {
+    const owner = await this.authorize(principal, userId);
+    return this.find(owner.userId, orderId);
+  }
+
+  /** A new `pending` order of user `userId`. */
+  async create(principal: Principal, userId: string | number, input: NewOrder): Promise<Order> {
+    const owner = await this.authorize(principal, userId);
+    requireFields(input as unknown as Record<string, unknown>, ['product', 'quantity', 'totalCents']);
+    checkOrder(input);
+    try {
+      return await this.prisma.order.create({
+        data: { userId: owner.userId, product: input.product, quantity: input.quantity, totalCents: input.totalCents, status: 'pending' },
+      });
+    } catch (error) {
+      translatePrismaError(error, { foreignKey: 'User not found' });
+    }
+  }
+
+  /** Moves the status: the owner may only set `cancelled`, an ADMIN any status. */
+  async updateStatus(principal: Principal, userId: string | number, orderId: string | number, status: OrderStatus): Promise<Order> {
+    const owner = await this.authorize(principal, userId);
+    if (!ORDER_STATUSES.includes(status)) {
+      throw new AppError('VALIDATION_FAILED', 'Validation failed', [{ field: 'status', message: `must be one of ${ORDER_STATUSES.join(', ')}` }]);
+    }
+    const order = await this.find(owner.userId, orderId);
+    if (owner.caller.role !== 'ADMIN' && status !== 'cancelled') throw new AppError('FORBIDDEN', 'The owner of an order may only cancel it');
+    try {
+      return await this.prisma.order.update({ where: { id: order.id }, data: { status } });
+    } catch (error) {
+      translatePrismaError(error, { missing: 'Order not found' });
+    }
+  }
+}
