@@ -3,6 +3,7 @@
 // the media type.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { FastifyInstance } from 'fastify';
+import { sign } from '../src/auth/signature.js';
 import { createAccount } from './support/accounts.js';
 import { createTestApp } from './support/app.js';
 import { seedUsersWithPosts, type Fixture } from './support/fixtures.js';
@@ -100,5 +101,16 @@ describe('other paths are left alone', () => {
     expect((await get('/apis/users')).status).toBe(404);
     const graphql = await app.inject({ method: 'POST', url: '/graphql', payload: { query: '{ __typename }' } });
     expect(graphql.statusCode).toBe(200);
+  });
+});
+
+describe('signed requests on the unversioned prefix', () => {
+  it('verifies the signature over the path as sent (/api/…), not the rewritten one', async () => {
+    const app = await createTestApp();
+    const url = `/api/users?timestamp=${Date.now()}&nonce=versioned-1`;
+    const signature = sign(app.config.secrets.signing, 'GET', url);
+    const response = await app.inject({ method: 'GET', url: `${url}&signature=${signature}` });
+    expect(response.statusCode).toBe(200);
+    await app.close();
   });
 });

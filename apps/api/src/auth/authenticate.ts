@@ -39,9 +39,10 @@ export async function principalFromBearer(token: string, identity: Identity, db:
  * (seed §5 rule 2): a client learns at once that its token is bad instead of silently acting anonymously.
  */
 export async function authenticate(request: FastifyRequest, identity: Identity, db: Database): Promise<Principal> {
-  if (isSignedRequest(request.url)) {
+  // The signature covers the request target as the client sent it (before the /api → /api/v1 rewrite).
+  if (isSignedRequest(request.originalUrl)) {
     await verifySignedRequest(
-      { method: request.method, url: request.url, rawBody: request.rawBody },
+      { method: request.method, url: request.originalUrl, rawBody: request.rawBody },
       { secret: identity.signingSecret, nowMs: identity.clock.now(), nonces: identity.stores.nonces },
     );
     return { kind: 'service', role: 'ADMIN', via: 'signature' };
