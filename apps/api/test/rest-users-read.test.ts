@@ -165,10 +165,4 @@ describe('REST errors', () => {
     expect(status).toBe(404);
     expect(body).toEqual({ code: 40400, message: 'Route GET /api/v1/nothing-here not found' });
   });
-
-  it('answers an operation of the contract not built yet with 501 in the envelope', async () => {
-    const response = await app.inject({ method: 'GET', url: '/api/v1/comments' });
-    expect(response.statusCode).toBe(501);
-    expect(response.json()).toMatchObject({ code: 50100 });
-  });
 });
