@@ -123,14 +123,13 @@ const cases: Case[] = [
   ]),
   ...ops('getReadiness', [
     [200, 'database answers', () => call({ method: 'GET', url: '/readyz' })],
-    [503, 'database does not answer', async () => {
-      const { db } = app;
-      const ping = db.ping;
-      db.ping = () => Promise.reject(new Error('database down'));
+    [503, 'database closed underneath the app', async () => {
+      const unready = await createTestApp();
+      await unready.db.close();
       try {
-        return await call({ method: 'GET', url: '/readyz' });
+        return await unready.inject({ method: 'GET', url: '/readyz' });
       } finally {
-        db.ping = ping;
+        await unready.close();
       }
     }],
   ]),
