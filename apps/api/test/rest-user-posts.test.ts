@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { FastifyInstance } from 'fastify';
 import { createTestApp } from './support/app.js';
-import { createAccount, type Account } from './support/accounts.js';
+import { createCast, type Account } from './support/accounts.js';
 
 let app: FastifyInstance;
 let alice: Account;
@@ -11,9 +11,7 @@ let admin: Account;
 
 beforeAll(async () => {
   app = await createTestApp();
-  alice = await createAccount(app, 'alice@example.com');
-  bob = await createAccount(app, 'bob@example.com');
-  admin = await createAccount(app, 'admin@example.com', 'ADMIN');
+  ({ alice, bob, admin } = await createCast(app));
 });
 afterAll(() => app.close());
 

@@ -2,7 +2,7 @@
 // with its exact envelope, every refusal with its status and code, and the database unchanged after each refusal.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { FastifyInstance } from 'fastify';
-import { createAccount, type Account } from './support/accounts.js';
+import { createAccount, createCast, type Account } from './support/accounts.js';
 import { createTestApp } from './support/app.js';
 
 let app: FastifyInstance;
@@ -12,9 +12,7 @@ let admin: Account;
 
 beforeAll(async () => {
   app = await createTestApp();
-  alice = await createAccount(app, 'alice@example.com');
-  bob = await createAccount(app, 'bob@example.com');
-  admin = await createAccount(app, 'admin@example.com', 'ADMIN');
+  ({ alice, bob, admin } = await createCast(app));
 });
 afterAll(() => app.close());
 

@@ -17,3 +17,12 @@ export async function createAccount(app: FastifyInstance, email: string, role: '
   const token = login.json().accessToken as string;
   return { id: user.id, email, token, headers: { authorization: `Bearer ${token}` } };
 }
+
+/** The usual cast of a test file: two users and an administrator, each logged in. */
+export async function createCast(app: FastifyInstance): Promise<{ alice: Account; bob: Account; admin: Account }> {
+  return {
+    alice: await createAccount(app, 'alice@example.com'),
+    bob: await createAccount(app, 'bob@example.com'),
+    admin: await createAccount(app, 'admin@example.com', 'ADMIN'),
+  };
+}
