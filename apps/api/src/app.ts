@@ -11,8 +11,10 @@ import databasePlugin from './plugins/database.js';
 import docsPlugin from './plugins/docs.js';
 import errorHandlerPlugin from './plugins/error-handler.js';
 import graphqlPlugin from './plugins/graphql.js';
+import metricsPlugin from './plugins/metrics.js';
 import rateLimitPlugin from './plugins/rate-limit.js';
 import restPlugin from './plugins/rest.js';
+import securityHeadersPlugin from './plugins/security-headers.js';
 import versioningPlugin, { rewriteUrl } from './plugins/versioning.js';
 
 declare module 'fastify' {
@@ -70,7 +72,9 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   });
 
   await app.register(errorHandlerPlugin);
+  await app.register(securityHeadersPlugin);
   await app.register(databasePlugin, { database: options.database });
+  await app.register(metricsPlugin);
   await app.register(authPlugin, { clock: options.clock, stores: options.stores });
   await app.register(versioningPlugin);
   await app.register(rateLimitPlugin);

@@ -30,6 +30,8 @@ export interface Config {
   admin: { email: string; password: string } | undefined;
   /** OpenID Connect providers (`OAUTH_<NAME>_*`), none by default. */
   oauthProviders: OAuthProviderConfig[];
+  /** Origins allowed by CORS, with credentials (`CORS_ORIGINS`, comma-separated); none by default. */
+  corsOrigins: string[];
 }
 
 const schema = {
@@ -56,6 +58,7 @@ const schema = {
     REFRESH_RATE_LIMIT_MAX: { type: 'integer', minimum: 1, default: 60 },
     ADMIN_EMAIL: { type: 'string', pattern: '^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$', maxLength: 254 },
     ADMIN_PASSWORD: { type: 'string', minLength: 8, maxLength: 128 },
+    CORS_ORIGINS: { type: 'string' },
   },
   dependencies: { ADMIN_EMAIL: ['ADMIN_PASSWORD'], ADMIN_PASSWORD: ['ADMIN_EMAIL'] },
 } as const;
@@ -82,6 +85,7 @@ interface RawEnv {
   REFRESH_RATE_LIMIT_MAX: number;
   ADMIN_EMAIL?: string;
   ADMIN_PASSWORD?: string;
+  CORS_ORIGINS?: string;
 }
 
 /** Validates `env` (throws one error listing every bad variable) and resolves secrets. */
@@ -115,5 +119,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secrets: resolveSecrets(env, { dataDir, production: raw.NODE_ENV === 'production' }),
     admin: raw.ADMIN_EMAIL && raw.ADMIN_PASSWORD ? { email: raw.ADMIN_EMAIL, password: raw.ADMIN_PASSWORD } : undefined,
     oauthProviders: parseOAuthProviders(data),
+    corsOrigins: parseCorsOrigins(raw.CORS_ORIGINS),
   };
+}
+
+/** `CORS_ORIGINS`: comma-separated origins (`https://app.example.com,http://localhost:5173`), trailing slashes dropped. */
+function parseCorsOrigins(value: string | undefined): string[] {
+  const origins = (value ?? '')
+    .split(',')
+    .map((origin) => origin.trim().replace(/\/+$/, ''))
+    .filter((origin) => origin !== '');
+  const bad = origins.filter((origin) => !/^https?:\/\/[^/\s]+$/.test(origin));
+  if (bad.length > 0) throw new Error(`CORS_ORIGINS: not an origin (scheme://host[:port]): ${bad.join(', ')}`);
+  return [...new Set(origins)];
 }

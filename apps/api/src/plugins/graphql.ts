@@ -20,7 +20,9 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
     context: (server) => createGraphQLContext(app.services, 'req' in server ? server.req.principal : server.principal),
     maskedErrors: { maskError, isDev: !production },
     graphiql: { title: 'users-posts GraphQL' },
-    plugins: [...limitPlugins(app.config.graphqlLimits), streams.plugin],
+    plugins: [...limitPlugins(app.config.graphqlLimits), streams.plugin, app.metrics.subscriptionsPlugin],
+    // CORS is @fastify/cors' (CORS_ORIGINS), as on every route; Yoga's own would reflect any origin.
+    cors: false,
     batching: { limit: app.config.graphqlLimits.maxBatch },
     landingPage: false,
     logging: {
@@ -60,4 +62,4 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
   });
 }
 
-export default fp(graphqlPlugin, { name: 'graphql', dependencies: ['database', 'auth'] });
+export default fp(graphqlPlugin, { name: 'graphql', dependencies: ['database', 'auth', 'metrics'] });

@@ -23,6 +23,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     secrets: generateSecrets(),
     admin: undefined,
     oauthProviders: [],
+    corsOrigins: [],
     ...overrides,
   };
 }

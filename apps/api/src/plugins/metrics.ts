@@ -1,0 +1,143 @@
+// Prometheus metrics at GET /metrics (SPEC §5): request counts and latencies by route pattern, default process metrics,
+// open GraphQL subscriptions (WebSocket and SSE alike) and database reachability. One registry per app instance.
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import type { Plugin } from 'graphql-yoga';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    metrics: Metrics;
+  }
+}
+
+export interface Metrics {
+  registry: Registry;
+  /** A Yoga (envelop) plugin counting open subscription streams in `graphql_active_subscriptions`. */
+  subscriptionsPlugin: Plugin;
+}
+
+/** How long a scrape waits for the database ping behind `db_up`. */
+const DB_PING_TIMEOUT_MS = 1_000;
+/** The `route` label of requests that matched no route (404s): never the raw URL, which would be unbounded. */
+const UNMATCHED_ROUTE = 'unmatched';
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+const isAsyncIterable = (value: unknown): value is AsyncIterable<unknown> =>
+  typeof value === 'object' && value !== null && Symbol.asyncIterator in value;
+
+/**
+ * `source` as an iterator that holds the gauge up from now until it ends: by completion, error, or the client going
+ * away (`return()`, which Yoga calls when an SSE request is aborted and graphql-ws on `complete`/close). A hand-written
+ * iterator rather than an async generator, whose `return()` would wait for the pending `next()` (the next event).
+ */
+function counted<T>(source: AsyncIterable<T>, gauge: Gauge): AsyncIterableIterator<T> {
+  const iterator = source[Symbol.asyncIterator]();
+  let open = true;
+  gauge.inc();
+  const finish = () => {
+    if (open) {
+      open = false;
+      gauge.dec();
+    }
+  };
+  return {
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+    async next() {
+      try {
+        const result = await iterator.next();
+        if (result.done) finish();
+        return result;
+      } catch (error) {
+        finish();
+        throw error;
+      }
+    },
+    async return(value?: unknown) {
+      finish();
+      return iterator.return ? iterator.return(value) : { done: true, value: value as T };
+    },
+    async throw(error?: unknown) {
+      finish();
+      if (iterator.throw) return iterator.throw(error);
+      throw error;
+    },
+  };
+}
+
+async function metricsPlugin(app: FastifyInstance): Promise<void> {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+
+  const requests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests answered, by method, route pattern and status code.',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Time to answer HTTP requests, by method, route pattern and status code.',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const subscriptions = new Gauge({
+    name: 'graphql_active_subscriptions',
+    help: 'GraphQL subscriptions open now (WebSocket and Server-Sent Events).',
+    registers: [registry],
+  });
+  const db = app.db;
+  new Gauge({
+    name: 'db_up',
+    help: 'Whether the database answered a trivial query at scrape time (1) or not within 1 s (0).',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+    async collect() {
+      let up = 1;
+      try {
+        await withTimeout(db.ping(), DB_PING_TIMEOUT_MS);
+      } catch {
+        up = 0;
+      }
+      this.reset();
+      this.set({ kind: db.kind }, up);
+    },
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    const labels = {
+      method: request.method,
+      route: request.routeOptions.url ?? UNMATCHED_ROUTE,
+      status: String(reply.statusCode),
+    };
+    requests.inc(labels);
+    duration.observe(labels, reply.elapsedTime / 1000);
+  });
+
+  app.decorate('metrics', {
+    registry,
+    subscriptionsPlugin: {
+      onSubscribe: () => ({
+        onSubscribeResult: ({ result, setResult }) => {
+          if (isAsyncIterable(result)) setResult(counted(result, subscriptions));
+        },
+      }),
+    },
+  } satisfies Metrics);
+
+  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) =>
+    reply.type(registry.contentType).send(await registry.metrics()),
+  );
+}
+
+export default fp(metricsPlugin, { name: 'metrics', dependencies: ['database'] });
