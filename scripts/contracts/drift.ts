@@ -53,21 +53,18 @@ export async function openapiOperations(repoRoot: string): Promise<Operation[]> 
 
 const toFastifyPath = (openapiPath: string) => openapiPath.replace(/\{([^}]+)\}/g, ':$1');
 
-/** Operations without a handler, pending operations that have one, and served routes the contract lacks. */
+/** Operations without a handler, handlers without an operation, and served routes the contract lacks. */
 export async function restDrift(
   app: FastifyInstance,
   repoRoot: string,
   implemented: ReadonlySet<string>,
-  pending: ReadonlySet<string>,
 ): Promise<string[]> {
   const operations = await openapiOperations(repoRoot);
   const problems: string[] = [];
   for (const op of operations) {
     if (!op.operationId) problems.push(`${op.method} ${op.path} has no operationId`);
-    else if (!implemented.has(op.operationId) && !pending.has(op.operationId)) {
-      problems.push(`${op.operationId} (${op.method} ${op.path}) has no handler and is not listed as pending`);
-    } else if (implemented.has(op.operationId) && pending.has(op.operationId)) {
-      problems.push(`${op.operationId} is implemented but still listed as pending in rest/operations.ts`);
+    else if (!implemented.has(op.operationId)) {
+      problems.push(`${op.operationId} (${op.method} ${op.path}) has no handler in apps/api/src/rest/operations.ts`);
     }
     const served = app.routeTable.some((route) => route.method === op.method && route.url === toFastifyPath(op.path));
     if (!served) problems.push(`${op.operationId} (${op.method} ${op.path}) is not registered in the app`);
@@ -79,8 +76,8 @@ export async function restDrift(
       problems.push(`route ${route.method} ${route.url} is served but not declared in openapi.yaml`);
     }
   }
-  for (const id of [...implemented, ...pending]) {
-    if (!operations.some((op) => op.operationId === id)) problems.push(`handler or pending entry "${id}" matches no operation`);
+  for (const id of implemented) {
+    if (!operations.some((op) => op.operationId === id)) problems.push(`handler "${id}" matches no operation`);
   }
   return problems;
 }

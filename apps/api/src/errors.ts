@@ -30,7 +30,6 @@ export const ErrorKinds = {
   RATE_LIMITED: { code: 42900, status: 429, graphqlCode: 'RATE_LIMITED', message: 'Too many requests' },
   // 5xx: the server
   INTERNAL: { code: 50000, status: 500, graphqlCode: 'INTERNAL_SERVER_ERROR', message: 'Internal server error' },
-  NOT_IMPLEMENTED: { code: 50100, status: 501, graphqlCode: 'INTERNAL_SERVER_ERROR', message: 'Not implemented' },
   UNAVAILABLE: { code: 50300, status: 503, graphqlCode: 'INTERNAL_SERVER_ERROR', message: 'Service unavailable' },
 } as const satisfies Record<string, ErrorKind>;
 
