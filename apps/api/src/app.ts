@@ -15,6 +15,7 @@ import metricsPlugin from './plugins/metrics.js';
 import rateLimitPlugin from './plugins/rate-limit.js';
 import restPlugin from './plugins/rest.js';
 import securityHeadersPlugin from './plugins/security-headers.js';
+import sharedStatePlugin from './plugins/shared-state.js';
 import versioningPlugin, { rewriteUrl } from './plugins/versioning.js';
 
 declare module 'fastify' {
@@ -30,7 +31,7 @@ export interface AppOptions {
   database?: Database;
   /** The time source of token, session and signature expiry (tests move it by hand). */
   clock?: Clock;
-  /** Revocation and nonce stores (default: in memory). */
+  /** Revocation and nonce stores (default: the shared state's, Redis with REDIS_URL, else in memory). */
   stores?: IdentityStores;
 }
 
@@ -73,6 +74,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
 
   await app.register(errorHandlerPlugin);
   await app.register(securityHeadersPlugin);
+  await app.register(sharedStatePlugin);
   await app.register(databasePlugin, { database: options.database });
   await app.register(metricsPlugin);
   await app.register(authPlugin, { clock: options.clock, stores: options.stores });

@@ -17,7 +17,7 @@ describe('probes', () => {
     expect((await app.inject('/healthz')).json()).toEqual({ status: 'ok' });
     const ready = await app.inject('/readyz');
     expect(ready.statusCode).toBe(200);
-    expect(ready.json()).toEqual({ status: 'ok' });
+    expect(ready.json()).toEqual({ status: 'ok', checks: { database: 'up', redis: 'not-configured' } });
   });
 
   it('reports not ready (503) when the database is closed', async () => {
@@ -25,7 +25,7 @@ describe('probes', () => {
     await other.db.close();
     const ready = await other.inject('/readyz');
     expect(ready.statusCode).toBe(503);
-    expect(ready.json()).toEqual({ status: 'unavailable' });
+    expect(ready.json()).toEqual({ status: 'unavailable', checks: { database: 'down', redis: 'not-configured' } });
     expect((await other.inject('/healthz')).statusCode).toBe(200);
     await other.close();
   });

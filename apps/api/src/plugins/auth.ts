@@ -8,8 +8,6 @@ import { systemClock, type Clock } from '../auth/clock.js';
 import { Identity, type IdentityStores } from '../auth/identity.js';
 import { registerJwt } from '../auth/jwt.js';
 import { anonymous, type Principal } from '../auth/principal.js';
-import { MemoryNonceStore } from '../auth/stores/nonce-store.js';
-import { MemoryRevocationStore } from '../auth/stores/revocation-store.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -32,7 +30,7 @@ async function authPlugin(app: FastifyInstance, opts: AuthPluginOptions): Promis
   await app.register(rawBody, { field: 'rawBody', global: true, encoding: false, runFirst: true });
   await registerJwt(app, secrets);
 
-  const stores = opts.stores ?? { revocations: new MemoryRevocationStore(), nonces: new MemoryNonceStore() };
+  const stores = opts.stores ?? app.sharedState.stores;
   const identity = new Identity(app, app.db.prisma, opts.clock ?? systemClock, stores, secrets.signing);
   app.decorate('identity', identity);
 
@@ -46,4 +44,4 @@ async function authPlugin(app: FastifyInstance, opts: AuthPluginOptions): Promis
   });
 }
 
-export default fp(authPlugin, { name: 'auth', dependencies: ['database'] });
+export default fp(authPlugin, { name: 'auth', dependencies: ['database', 'shared-state'] });

@@ -26,8 +26,8 @@ async function databasePlugin(app: FastifyInstance, opts: DatabasePluginOptions)
       migrate: config.migrateOnStart || !config.databaseUrl,
     }));
   app.decorate('db', database);
-  app.decorate('services', createServices(database.prisma));
+  app.decorate('services', createServices(database.prisma, app.sharedState.events));
   app.addHook('onClose', async () => database.close());
 }
 
-export default fp(databasePlugin, { name: 'database' });
+export default fp(databasePlugin, { name: 'database', dependencies: ['shared-state'] });

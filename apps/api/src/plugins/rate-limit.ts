@@ -1,6 +1,6 @@
 // Rate limits of SPEC §4 on every response: a default bucket per client and stricter per-route buckets
-// (`config.rateBucket`), counted by @fastify/rate-limit's limiter and store (in memory in one process today; its
-// store interface is where a shared store, e.g. Redis, plugs in), with the headers of both conventions:
+// (`config.rateBucket`), counted by @fastify/rate-limit's limiter and store (in memory, or in Redis with REDIS_URL so
+// every instance shares one budget), with the headers of both conventions:
 //   X-RateLimit-Limit / -Remaining / -Reset (reset = absolute unix seconds),
 //   RateLimit-Policy `<limit>;w=<window s>` and RateLimit `limit=…, remaining=…, reset=<seconds from now>` (IETF draft),
 //   and Retry-After (seconds) on 429.
@@ -73,7 +73,10 @@ function writeHeaders(reply: FastifyReply, state: BucketState): void {
 
 async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
   // Only the limiter and its store are used (`createRateLimit`); the hooks below decide which bucket counts a request.
-  await app.register(rateLimit, { global: false });
+  // With REDIS_URL the counters live in Redis (one budget across instances). A Redis failure skips counting
+  // (degrade open, see plugins/shared-state.ts) instead of failing every request.
+  const redis = app.sharedState.redis;
+  await app.register(rateLimit, redis ? { global: false, redis: redis.commands, nameSpace: 'rate-limit:', skipOnError: true } : { global: false });
 
   const defaultBucket: RateBucket = {
     name: 'default',
@@ -122,4 +125,4 @@ async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
   });
 }
 
-export default fp(rateLimitPlugin, { name: 'rate-limit', dependencies: ['auth', 'error-handler'] });
+export default fp(rateLimitPlugin, { name: 'rate-limit', dependencies: ['auth', 'error-handler', 'shared-state'] });

@@ -1,4 +1,4 @@
-// Domain events (postCreated) on one pub/sub: in memory now; the scale-out issue plugs Redis in behind it.
+// Domain events (postCreated) on one pub/sub: in this process's memory, or over Redis (shared-state/redis-event-bus.ts).
 import type { Post } from '@users-posts/db';
 import { createPubSub } from 'graphql-yoga';
 

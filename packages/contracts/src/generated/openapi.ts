@@ -602,7 +602,7 @@ export interface paths {
         };
         /**
          * Readiness probe
-         * @description `200` when the database answers, `503` when it does not (answered promptly, never a hang).
+         * @description `200` when the database answers, `503` when it does not (answered promptly, never a hang). `checks` gives the state of the database and of Redis (when `REDIS_URL` is set).
          */
         get: operations["getReadiness"];
         put?: never;
@@ -1051,10 +1051,19 @@ export interface components {
         HealthOk: {
             /** @enum {string} */
             status: "ok";
+            checks?: components["schemas"]["ReadinessChecks"];
         };
         HealthUnavailable: {
             /** @enum {string} */
             status: "unavailable";
+            checks?: components["schemas"]["ReadinessChecks"];
+        };
+        /** @description What `/readyz` found (absent from `/healthz`). `database` decides readiness. `redis` is reported but does not decide it: Redis is shared by every instance, so its outage makes no instance less ready than another (the README's "Running several instances" says what degrades while it is down). */
+        ReadinessChecks: {
+            /** @enum {string} */
+            database: "up" | "down";
+            /** @enum {string} */
+            redis: "up" | "down" | "not-configured";
         };
     };
     responses: {
@@ -1588,7 +1597,7 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
-        /** @description A dependency (the database, or the identity provider for OAuth) cannot be reached. */
+        /** @description A dependency (the database; the identity provider for OAuth; Redis, with `REDIS_URL`, for the checks of a Bearer token, a logout or a signed request) cannot be reached. */
         ServiceUnavailable: {
             headers: {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];

@@ -16,12 +16,21 @@ export const healthHandlers = {
   getHealth: async () => ({ status: 200, body: { status: 'ok' } }),
 
   getReadiness: async (_input, { request }) => {
-    try {
-      await withTimeout(request.server.db.ping(), READINESS_TIMEOUT_MS);
-      return { status: 200, body: { status: 'ok' } };
-    } catch (error) {
-      request.log.warn({ err: error }, 'database not reachable');
-      return { status: 503, body: { status: 'unavailable' } };
-    }
+    const { db, sharedState } = request.server;
+    const [database, redis] = await Promise.all([
+      withTimeout(db.ping(), READINESS_TIMEOUT_MS).then(
+        () => 'up' as const,
+        (error: unknown) => (request.log.warn({ err: error }, 'database not reachable'), 'down' as const),
+      ),
+      sharedState.redis
+        ? withTimeout(sharedState.redis.ping(), READINESS_TIMEOUT_MS).then(
+            () => 'up' as const,
+            (error: unknown) => (request.log.warn({ err: error }, 'Redis not reachable'), 'down' as const),
+          )
+        : ('not-configured' as const),
+    ]);
+    // Only the database decides readiness (see the ReadinessChecks schema for why Redis does not).
+    const checks = { database, redis };
+    return database === 'up' ? { status: 200, body: { status: 'ok', checks } } : { status: 503, body: { status: 'unavailable', checks } };
   },
 } satisfies OperationHandlers<RestContext>;

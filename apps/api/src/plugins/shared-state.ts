@@ -1,0 +1,61 @@
+// Picks where state shared by instances lives: Redis when REDIS_URL is set, else this process's memory.
+//
+// What Redis holds (each behind the same interface as its in-memory twin): the postCreated fan-out (event bus),
+// the access-token logout blocklist, signed-request nonces, and rate-limit counters (plugins/rate-limit.ts).
+// When Redis is lost at run time (decided in issue 6, documented in the README "Running several instances"):
+//   - security checks fail closed: a Bearer token (blocklist lookup), a logout, a signed request (nonce) → 503;
+//     anonymous requests, session cookies and API keys do not touch Redis and keep working;
+//   - rate limiting degrades open: counters are skipped (requests pass, without a shared budget) until it is back;
+//   - subscription fan-out degrades: writes succeed, events published while Redis is down are lost, and
+//     delivery resumes by itself on reconnect (the subscriber re-subscribes);
+//   - /readyz reports `redis: "down"` but stays 200: Redis is shared by every instance, so failing readiness would
+//     take all of them out of the balancer at once and turn a partial outage into a full one.
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import type { IdentityStores } from '../auth/identity.js';
+import { MemoryNonceStore } from '../auth/stores/nonce-store.js';
+import { RedisNonceStore } from '../auth/stores/redis-nonce-store.js';
+import { RedisRevocationStore } from '../auth/stores/redis-revocation-store.js';
+import { MemoryRevocationStore } from '../auth/stores/revocation-store.js';
+import { createEventBus, type EventBus } from '../services/events.js';
+import { openRedis, type RedisConnection } from '../shared-state/redis-connection.js';
+import { createRedisEventBus } from '../shared-state/redis-event-bus.js';
+
+export interface SharedState {
+  kind: 'memory' | 'redis';
+  /** The Redis connection when REDIS_URL is set. */
+  redis: RedisConnection | undefined;
+  stores: IdentityStores;
+  events: EventBus;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    sharedState: SharedState;
+  }
+}
+
+async function sharedStatePlugin(app: FastifyInstance): Promise<void> {
+  const url = app.config.redisUrl;
+  if (!url) {
+    app.decorate('sharedState', {
+      kind: 'memory',
+      redis: undefined,
+      stores: { revocations: new MemoryRevocationStore(), nonces: new MemoryNonceStore() },
+      events: createEventBus(),
+    } satisfies SharedState);
+    return;
+  }
+  const redis = await openRedis(url, app.log);
+  app.decorate('sharedState', {
+    kind: 'redis',
+    redis,
+    stores: { revocations: new RedisRevocationStore(redis.commands), nonces: new RedisNonceStore(redis.commands) },
+    events: createRedisEventBus(redis, app.log),
+  } satisfies SharedState);
+  // Last: after the GraphQL plugin's preClose has ended the subscriptions that listen on it.
+  app.addHook('onClose', async () => redis.close());
+  app.log.info('shared state in Redis (several instances may run)');
+}
+
+export default fp(sharedStatePlugin, { name: 'shared-state' });
