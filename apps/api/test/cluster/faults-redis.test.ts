@@ -1,6 +1,7 @@
 // Redis lost under a running instance: security checks that need it fail closed (503, at once), everything else
 // keeps working (degraded), and the instance recovers by itself when Redis returns. Also: Redis absent at start.
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { execFileSync } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { call, signUp, signedUrl, startCluster, type Cluster, type SignedUp } from '../support/cluster.js';
 import { describeWithServers, freePort, startApi } from '../support/processes.js';
@@ -97,6 +98,30 @@ describeWithServers('Redis lost while serving', () => {
       await client.dispose();
     }
   }, 120_000);
+
+  it('does not hang on a frozen Redis: Bearer requests get 503 within the command timeout, and all is well once it thaws', async () => {
+    // The redis-server process of this cluster, by its title "redis-server 127.0.0.1:<port>".
+    const pid = Number(execFileSync('pgrep', ['-f', `redis-server 127.0.0.1:${cluster.redis.port}`], { encoding: 'utf8' }).trim().split('\n')[0]);
+    const fresh = await signUp(base, 'Frozen');
+    process.kill(pid, 'SIGSTOP');
+    try {
+      const frozen = await timed(() => call(base, 'GET', `/api/v1/users/${fresh.id}/orders`, { token: fresh.accessToken }));
+      expect(frozen.value.status).toBe(503);
+      expect(frozen.ms).toBeLessThan(FAIL_FAST_MS);
+      const anonymous = await timed(() => call(base, 'GET', '/api/v1/users?pageSize=1'));
+      expect(anonymous.value.status).toBe(200);
+      expect(anonymous.ms).toBeLessThan(FAIL_FAST_MS);
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const answer = await call(base, 'GET', `/api/v1/users/${fresh.id}/orders`, { token: fresh.accessToken });
+      if (answer.status === 200) break;
+      if (Date.now() > deadline) throw new Error(`still ${answer.status} 15 s after Redis thawed`);
+      await sleep(200);
+    }
+  }, 60_000);
 
   it('refuses to start when REDIS_URL is set but Redis cannot be reached, and says why', async () => {
     const closedPort = await freePort();
