@@ -1,8 +1,23 @@
-// Security headers (@fastify/helmet) on every response, and CORS (@fastify/cors) for the origins in CORS_ORIGINS only.
+// Security headers (helmet, built once) on every response, and CORS (@fastify/cors) for the origins in CORS_ORIGINS only.
 import cors from '@fastify/cors';
-import helmet from '@fastify/helmet';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import { createRequire } from 'node:module';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+type HelmetMiddleware = (req: IncomingMessage, res: ServerResponse, next: (error?: Error) => void) => void;
+/**
+ * helmet itself, the release @fastify/helmet depends on. @fastify/helmet calls `helmet(options)` again on every
+ * request, which rebuilds each middleware and re-parses the CSP directives: the largest avoidable cost in a CPU profile
+ * of the read scenarios (`pnpm bench:profile`; figures in the README's benchmark section). Built once here instead.
+ */
+const helmet = createRequire(createRequire(import.meta.url).resolve('@fastify/helmet'))('helmet') as (options: object) => HelmetMiddleware;
+
+/**
+ * Helmet's default policy (self-hosted scripts, inline styles, data: images) is what Swagger UI at /docs needs.
+ * No upgrade-insecure-requests: behind plain HTTP (local runs, tests) it would send the docs' requests to https.
+ */
+const HELMET_OPTIONS = { contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } };
 
 /**
  * GraphiQL (GET /graphql from a browser) is a page Yoga renders with inline scripts, assets from unpkg.com and
@@ -22,12 +37,10 @@ export const GRAPHIQL_CSP = [
 ].join('; ');
 
 async function securityHeadersPlugin(app: FastifyInstance): Promise<void> {
-  await app.register(helmet, {
-    global: true,
-    // Helmet's default policy (self-hosted scripts, inline styles, data: images) is what Swagger UI at /docs needs.
-    // No upgrade-insecure-requests: behind plain HTTP (local runs, tests) it would send the docs' requests to https.
-    contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } },
-  });
+  // What @fastify/helmet's global mode does (helmet's middleware on the raw response in onRequest, so its headers are on
+  // every response, errors and 404s included), with one middleware built at start instead of one per request.
+  const applyHelmet = helmet(HELMET_OPTIONS);
+  app.addHook('onRequest', (request, reply, done) => applyHelmet(request.raw, reply.raw, done));
   app.addHook('onSend', async (request, reply, payload) => {
     const type = reply.getHeader('content-type');
     if (request.routeOptions.url === '/graphql' && typeof type === 'string' && type.startsWith('text/html')) {
