@@ -18,6 +18,8 @@ export interface Config {
   databaseUrl: string | undefined;
   /** Apply migrations at start (always true for the embedded database). */
   migrateOnStart: boolean;
+  /** Most PostgreSQL connections this instance opens at once (`DATABASE_POOL_MAX`, default 10). */
+  databasePoolMax?: number | undefined;
   redisUrl: string | undefined;
   secrets: Secrets;
   /** GraphQL abuse limits (SPEC §2). */
@@ -45,6 +47,7 @@ const schema = {
     PGLITE_DIR: { type: 'string', minLength: 1 },
     DATABASE_URL: { type: 'string', pattern: '^postgres(ql)?://' },
     MIGRATE_ON_START: { type: 'boolean', default: false },
+    DATABASE_POOL_MAX: { type: 'integer', minimum: 1, maximum: 1000, default: 10 },
     REDIS_URL: { type: 'string', pattern: '^rediss?://' },
     RATE_LIMIT_MAX: { type: 'integer', minimum: 1, default: 1000 },
     RATE_LIMIT_WINDOW_MS: { type: 'integer', minimum: 1000, default: 60_000 },
@@ -72,6 +75,7 @@ interface RawEnv {
   PGLITE_DIR?: string;
   DATABASE_URL?: string;
   MIGRATE_ON_START: boolean;
+  DATABASE_POOL_MAX: number;
   REDIS_URL?: string;
   RATE_LIMIT_MAX: number;
   RATE_LIMIT_WINDOW_MS: number;
@@ -105,6 +109,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     pgliteDir: raw.PGLITE_DIR ? path.resolve(repoRoot, raw.PGLITE_DIR) : path.join(dataDir, 'pglite'),
     databaseUrl: raw.DATABASE_URL,
     migrateOnStart: raw.MIGRATE_ON_START,
+    databasePoolMax: raw.DATABASE_POOL_MAX,
     redisUrl: raw.REDIS_URL,
     graphqlLimits: {
       maxDepth: raw.GRAPHQL_MAX_DEPTH,

@@ -1,5 +1,5 @@
 // Operability (SPEC §5): GET /metrics in Prometheus text (request counts and latencies by route pattern, process
-// metrics, database reachability, open GraphQL subscriptions), helmet's security headers on every kind of response,
+// metrics, database reachability and pool, open GraphQL subscriptions), helmet's security headers on every kind of response,
 // and CORS only for the origins of CORS_ORIGINS (with credentials).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { FastifyInstance } from 'fastify';
@@ -83,6 +83,31 @@ describe('GET /metrics', () => {
     expect(sample(text, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);
     expect(sample(text, 'nodejs_heap_size_used_bytes')).toBeGreaterThan(0);
     expect(sample(text, 'db_up', { kind: app.db.kind })).toBe(1);
+  });
+
+  it('includes the PostgreSQL pool: open, idle and waiting connections and the cap (none on PGlite, which has no pool)', async () => {
+    if (app.db.kind === 'pglite') {
+      const text = await scrape();
+      expect(text).not.toMatch(/^db_pool_/m);
+      return;
+    }
+    const state = (text: string, name: string) => sample(text, 'db_pool_connections', { state: name });
+    // Twelve queries of a second each on a pool of ten: ten connections busy, two requests (and the scrape's own db_up
+    // ping) waiting for one. `.then` starts them: Prisma queries are lazy.
+    const busy = Array.from({ length: 12 }, () => app.db.prisma.$queryRaw`SELECT pg_sleep(1)::text`.then(() => undefined));
+    try {
+      await until((text) => (state(text, 'waiting') ?? 0) >= 2, 'two requests waiting for a connection');
+      const text = await scrape();
+      expect(sample(text, 'db_pool_max')).toBe(10);
+      expect(state(text, 'total')).toBe(10);
+      expect(state(text, 'idle')).toBe(0);
+    } finally {
+      await Promise.all(busy);
+    }
+    const text = await scrape();
+    expect(state(text, 'waiting')).toBe(0);
+    expect(state(text, 'idle')).toBe(state(text, 'total'));
+    expect(state(text, 'total')).toBeGreaterThan(0);
   });
 
   it('counts an open SSE subscription in graphql_active_subscriptions until the client goes away', async () => {

@@ -2,6 +2,7 @@
 import { PGlite } from '@electric-sql/pglite';
 import { PrismaPg } from '@prisma/adapter-pg';
 import type { SqlDriverAdapterFactory } from '@prisma/driver-adapter-utils';
+import pg from 'pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaClient } from './generated/prisma/client.js';
 import { applyMigrations } from './migrate.js';
@@ -9,16 +10,31 @@ import { tapAdapterFactory } from './statement-counter.js';
 
 export type DatabaseKind = 'pglite' | 'postgres';
 
+/** The PostgreSQL connection pool right now: connections open (busy + idle), idle ones, requests queued for one, the cap. */
+export interface PoolStats {
+  total: number;
+  idle: number;
+  waiting: number;
+  max: number;
+}
+
 export interface Database {
   prisma: PrismaClient;
   kind: DatabaseKind;
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;
+  /** The connection pool's figures (PostgreSQL); undefined for PGlite, which has one in-process connection. */
+  poolStats(): PoolStats | undefined;
   /** Disconnect the client and release the database (closes PGlite; ends the pool). */
   close(): Promise<void>;
 }
 
-function makeDatabase(kind: DatabaseKind, adapter: SqlDriverAdapterFactory, release: () => Promise<void>): Database {
+function makeDatabase(
+  kind: DatabaseKind,
+  adapter: SqlDriverAdapterFactory,
+  release: () => Promise<void>,
+  poolStats: () => PoolStats | undefined = () => undefined,
+): Database {
   let prisma: PrismaClient | undefined;
   const database: Database = {
     get prisma(): PrismaClient {
@@ -29,6 +45,7 @@ function makeDatabase(kind: DatabaseKind, adapter: SqlDriverAdapterFactory, rele
     async ping() {
       await database.prisma.$queryRaw`SELECT 1`;
     },
+    poolStats,
     async close() {
       const client = prisma;
       prisma = undefined;
@@ -55,11 +72,48 @@ export async function openPGliteDatabase(pglite: PGlite, options: { migrate: boo
   return makeDatabase('pglite', new PrismaPGlite(pglite), () => pglite.close());
 }
 
-/** A Database on a PostgreSQL server through an adapter-pg pool; `migrate` applies pending migrations first. */
-export async function openPostgresDatabase(databaseUrl: string, options: { migrate: boolean }): Promise<Database> {
+/** Connection pool settings for PostgreSQL (SPEC: a database that goes away gives 503s, never a hang). */
+export interface PoolOptions {
+  /** Most connections open at once (`DATABASE_POOL_MAX`); default 10, pg's own default. */
+  max?: number | undefined;
+  /** How long a request waits for a connection (new, or a free one of a full pool) before it fails; default 5 s. */
+  connectionTimeoutMillis?: number | undefined;
+  /** How long a connection may sit idle before it is closed; default 30 s. */
+  idleTimeoutMillis?: number | undefined;
+}
+
+export const DEFAULT_POOL_OPTIONS = { max: 10, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000 } as const;
+
+/**
+ * The pg pool behind adapter-pg, built here so that every way of waiting on a database that has gone away is bounded:
+ * a connection attempt (or a wait for a free connection) fails after `connectionTimeoutMillis`, TCP keep-alive notices
+ * a peer that vanished without closing, and idle connections the server drops (restart, `pg_terminate_backend`) are
+ * reported to `onError` instead of crashing the process as an unhandled `error` event would. A failed query or
+ * connection is discarded by the pool, so the next request opens a fresh one: recovery needs no restart.
+ */
+export function createPool(connectionString: string, options: PoolOptions = {}, onError: (error: Error) => void = () => {}): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString,
+    max: options.max ?? DEFAULT_POOL_OPTIONS.max,
+    connectionTimeoutMillis: options.connectionTimeoutMillis ?? DEFAULT_POOL_OPTIONS.connectionTimeoutMillis,
+    idleTimeoutMillis: options.idleTimeoutMillis ?? DEFAULT_POOL_OPTIONS.idleTimeoutMillis,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+  });
+  pool.on('error', onError);
+  return pool;
+}
+
+/** A Database on a PostgreSQL server through an adapter-pg pool (see createPool); `migrate` applies pending migrations first. */
+export async function openPostgresDatabase(
+  databaseUrl: string,
+  options: { migrate: boolean; pool?: PoolOptions | undefined; onPoolError?: ((error: Error) => void) | undefined },
+): Promise<Database> {
   if (options.migrate) await applyMigrations({ databaseUrl });
-  // The adapter owns its pool and ends it on $disconnect().
-  return makeDatabase('postgres', new PrismaPg({ connectionString: databaseUrl }), async () => {});
+  const pool = createPool(databaseUrl, options.pool, options.onPoolError);
+  const stats = (): PoolStats => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: pool.options.max });
+  // The pool is ours: the adapter leaves an external pool open on $disconnect(), and close() ends it after.
+  return makeDatabase('postgres', new PrismaPg(pool), () => pool.end(), stats);
 }
 
 /**

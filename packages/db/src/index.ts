@@ -2,9 +2,11 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openPGlite, openPGliteDatabase, openPostgresDatabase, type Database } from './database.js';
+import { openPGlite, openPGliteDatabase, openPostgresDatabase, type Database, type PoolOptions } from './database.js';
 
-export type { Database, DatabaseKind } from './database.js';
+export type { Database, DatabaseKind, PoolOptions, PoolStats } from './database.js';
+export { DEFAULT_POOL_OPTIONS } from './database.js';
+export { isDatabaseUnavailableError } from './unavailable.js';
 export { applyMigrations, readMigrations, MIGRATIONS_DIR, type MigrationTarget } from './migrate.js';
 export { countStatements, type StatementCounter } from './statement-counter.js';
 export { PrismaClient, Prisma, Role, OrderStatus } from './generated/prisma/client.js';
@@ -22,6 +24,9 @@ export interface CreateDatabaseOptions {
   pgliteDir?: string;
   /** Apply pending migrations first. Default: true for PGlite, false for PostgreSQL. */
   migrate?: boolean;
+  /** PostgreSQL only: the connection pool's settings (see createPool), and who hears about idle connections dying. */
+  pool?: PoolOptions | undefined;
+  onPoolError?: ((error: Error) => void) | undefined;
 }
 
 /** The options SPEC §0 reads from the environment: DATABASE_URL, else PGLITE_DIR. */
@@ -34,7 +39,9 @@ export function databaseOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Cr
  * start unless `migrate: false`. PostgreSQL: an adapter-pg pool, migrated only with `migrate: true`.
  */
 export async function createDatabase(options: CreateDatabaseOptions = {}): Promise<Database> {
-  if (options.databaseUrl) return openPostgresDatabase(options.databaseUrl, { migrate: options.migrate ?? false });
+  if (options.databaseUrl) {
+    return openPostgresDatabase(options.databaseUrl, { migrate: options.migrate ?? false, pool: options.pool, onPoolError: options.onPoolError });
+  }
   const dir = options.pgliteDir === 'memory://' ? 'memory://' : path.resolve(REPO_ROOT, options.pgliteDir ?? DEFAULT_PGLITE_DIR);
   if (dir !== 'memory://') await mkdir(dir, { recursive: true });
   return openPGliteDatabase(await openPGlite(dir), { migrate: options.migrate ?? true });

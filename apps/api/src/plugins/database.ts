@@ -24,6 +24,8 @@ async function databasePlugin(app: FastifyInstance, opts: DatabasePluginOptions)
       databaseUrl: config.databaseUrl,
       pgliteDir: config.pgliteDir,
       migrate: config.migrateOnStart || !config.databaseUrl,
+      pool: { max: config.databasePoolMax },
+      onPoolError: (error) => app.log.warn({ err: error }, 'an idle database connection failed; the pool replaces it'),
     }));
   app.decorate('db', database);
   app.decorate('services', createServices(database.prisma, app.sharedState.events));

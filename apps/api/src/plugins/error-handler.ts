@@ -1,4 +1,5 @@
 // Renders every failure as the error envelope of SPEC §4, with its five-digit code; also the 404 route.
+import { isDatabaseUnavailableError } from '@users-posts/db';
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import fp from 'fastify-plugin';
 import { AppError, ErrorKinds, type ErrorKindName, type FieldError } from '../errors.js';
@@ -30,13 +31,16 @@ const FASTIFY_CODES: Record<string, ErrorKindName> = {
   FST_ERR_CTP_INVALID_JSON_BODY: 'BAD_REQUEST',
 };
 
-/** Prisma error codes that are the client's doing or the database's absence. */
+/** Prisma error codes that are the client's doing, and every shape of the database's absence (see @users-posts/db). */
 function fromPrisma(error: { code?: unknown; message: string }): AppError | undefined {
   if (error.code === 'P2002') return new AppError('CONFLICT', 'A resource with these unique fields already exists');
   if (error.code === 'P2025') return new AppError('NOT_FOUND');
-  if (typeof error.code === 'string' && /^P10\d\d$/.test(error.code)) return new AppError('UNAVAILABLE', 'Database unavailable');
+  if (isDatabaseUnavailableError(error)) return databaseUnavailable();
   return undefined;
 }
+
+/** The answer while the database is unreachable: 503 (REST, code 50300), a coded error in GraphQL. */
+export const databaseUnavailable = (): AppError => new AppError('UNAVAILABLE', 'Database unavailable');
 
 export function toAppError(error: FastifyError | Error): AppError | undefined {
   if (error instanceof AppError) return error;
@@ -81,7 +85,7 @@ async function errorHandlerPlugin(app: FastifyInstance): Promise<void> {
   const production = app.config.nodeEnv === 'production';
 
   app.setErrorHandler((error: FastifyError, request, reply: FastifyReply) => {
-    const appError = toAppError(error) ?? (databaseClosed(app) ? new AppError('UNAVAILABLE', 'Database unavailable') : undefined);
+    const appError = toAppError(error) ?? (databaseClosed(app) ? databaseUnavailable() : undefined);
     if (appError) {
       if (appError.status >= 500) request.log.error({ err: error }, appError.message);
       // Failures before GraphQL runs (bad credentials, body too large) still answer in GraphQL's shape there.

@@ -1,5 +1,6 @@
 // Prometheus metrics at GET /metrics (SPEC §5): request counts and latencies by route pattern, default process metrics,
-// open GraphQL subscriptions (WebSocket and SSE alike) and database reachability. One registry per app instance.
+// open GraphQL subscriptions (WebSocket and SSE alike), database reachability and, on PostgreSQL, the connection pool.
+// One registry per app instance.
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Plugin } from 'graphql-yoga';
@@ -113,6 +114,32 @@ async function metricsPlugin(app: FastifyInstance): Promise<void> {
       this.set({ kind: db.kind }, up);
     },
   });
+
+  if (db.poolStats()) {
+    // PostgreSQL only (PGlite has one in-process connection and no pool): read from the pool at scrape time.
+    new Gauge({
+      name: 'db_pool_connections',
+      help: 'Database pool: connections open (total, busy or idle), idle ones, and requests waiting for one.',
+      labelNames: ['state'] as const,
+      registers: [registry],
+      collect() {
+        const stats = db.poolStats();
+        this.reset();
+        if (!stats) return;
+        this.set({ state: 'total' }, stats.total);
+        this.set({ state: 'idle' }, stats.idle);
+        this.set({ state: 'waiting' }, stats.waiting);
+      },
+    });
+    new Gauge({
+      name: 'db_pool_max',
+      help: 'Database pool: most connections it opens at once (DATABASE_POOL_MAX).',
+      registers: [registry],
+      collect() {
+        this.set(db.poolStats()?.max ?? 0);
+      },
+    });
+  }
 
   app.addHook('onResponse', async (request, reply) => {
     const labels = {
