@@ -66,12 +66,13 @@ function modeEnv(): Record<string, string> {
 
 /**
  * The product on `databaseUrl` (migrated at start), exactly as `pnpm start` runs it, with the rate limit out of the
- * way and an administrator to create posts with. `nodeArgs` go before `--import tsx` (e.g. `--cpu-prof`).
+ * way and an administrator to create posts with. `nodeArgs` go before `--import tsx` (e.g. `--cpu-prof`); `root` is
+ * the checkout to run (another worktree, for before/after comparisons).
  */
-export async function startProduct(databaseUrl: string, port: number, nodeArgs: string[] = []): Promise<Product> {
+export async function startProduct(databaseUrl: string, port: number, nodeArgs: string[] = [], root = repoRoot): Promise<Product> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'users-posts-bench-'));
   const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'apps/api/src/main.ts'], {
-    cwd: repoRoot,
+    cwd: root,
     env: {
       ...process.env,
       DATABASE_URL: databaseUrl,
