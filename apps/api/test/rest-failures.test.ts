@@ -84,3 +84,45 @@ describe('the database unreachable', () => {
     expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
   });
 });
+
+// Found by the bounded fuzz (fuzz.test.ts): Fastify validates a body against the contract only when it comes in a media
+// type the contract declares, so a missing body reached the handlers (500) and a text/plain one skipped validation.
+describe('a body the contract cannot validate', () => {
+  let app: FastifyInstance;
+  let account: Account;
+
+  beforeAll(async () => {
+    app = await createTestApp();
+    account = await createAccount(app, 'bodies@example.com');
+  });
+  afterAll(() => app.close());
+
+  it.each([
+    ['POST', (): string => '/api/v1/users'],
+    ['PUT', (): string => `/api/v1/users/${account.id}`],
+    ['PATCH', (): string => `/api/v1/users/${account.id}`],
+    ['POST', (): string => `/api/v1/users/${account.id}/posts`],
+    ['POST', (): string => '/auth/refresh'],
+  ] as const)('a required body missing: %s → 400 code 40000, not a 500', async (method, url) => {
+    const response = await app.inject({ method, url: url(), headers: account.headers });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({ code: 40000, message: expect.stringContaining('body is required') });
+  });
+
+  it('a body in a media type the operation does not take (text/plain) → 415 code 41500, and nothing changes', async () => {
+    const response = await app.inject({
+      method: 'PATCH',
+      url: `/api/v1/users/${account.id}`,
+      headers: { ...account.headers, 'content-type': 'text/plain' },
+      payload: '{"name":"Changed"}',
+    });
+    expect(response.statusCode).toBe(415);
+    expect(response.json()).toEqual({ code: 41500, message: expect.any(String) });
+    expect((await app.db.prisma.user.findUniqueOrThrow({ where: { id: account.id } })).name).toBe('bodies');
+  });
+
+  it('the optional body of POST /logout may be left out', async () => {
+    const response = await app.inject({ method: 'POST', url: '/logout', headers: account.headers });
+    expect(response.statusCode).toBe(204);
+  });
+});

@@ -6,6 +6,7 @@ import openapiGlue from 'fastify-openapi-glue';
 import type { RestContext } from '../rest/context.js';
 import { openapiDocument } from '../rest/contract.js';
 import { operationHandlers } from '../rest/operations.js';
+import { checkBody, operationBodies } from '../rest/request-body.js';
 import { enforce, operationRequirements } from '../rest/requirements.js';
 import { routeOptions } from '../rest/route-options.js';
 import { createValidatorCompiler } from '../rest/validator-compiler.js';
@@ -28,6 +29,7 @@ const partialRoute = (options: Partial<RouteOptions>) => options as unknown as R
 async function restPlugin(app: FastifyInstance): Promise<void> {
   const specification = openapiDocument();
   const requirements = operationRequirements(specification);
+  const bodies = operationBodies(specification);
   app.setValidatorCompiler(createValidatorCompiler());
   await app.register(openapiGlue, {
     specification,
@@ -35,9 +37,13 @@ async function restPlugin(app: FastifyInstance): Promise<void> {
       const handler = operationHandlers[operationId as OperationId] as AnyHandler | undefined;
       // Who may call runs before contract validation: a caller without the right learns nothing about the input rules.
       const requirement = requirements.get(operationId);
+      const body = bodies.get(operationId);
       const options = {
         ...routeOptions(app)[operationId as OperationId],
-        preValidation: async (request: FastifyRequest) => enforce(requirement, request.principal),
+        preValidation: async (request: FastifyRequest) => {
+          enforce(requirement, request.principal);
+          checkBody(body, request);
+        },
       };
       // An operation of the contract without a handler is a build error, not a route that fails at request time.
       if (!handler) throw new Error(`openapi.yaml operation "${operationId}" has no handler in rest/operations.ts`);
