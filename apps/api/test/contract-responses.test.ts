@@ -116,6 +116,7 @@ const aliceUrl = () => `/api/v1/users/${alice.id}`;
 const cases: Case[] = [
   ...ops('getHealth', [
     [200, 'alive', () => call({ method: 'GET', url: '/healthz' })],
+    [401, 'a presented credential that fails (found by the fuzz: undeclared before)', () => call({ method: 'GET', url: '/healthz', headers: badBearer })],
     [429, 'over the limit (app limited to 1 request per window)', async () => {
       await limited.inject({ method: 'GET', url: '/healthz' });
       return limited.inject({ method: 'GET', url: '/healthz' });
@@ -123,6 +124,7 @@ const cases: Case[] = [
   ]),
   ...ops('getReadiness', [
     [200, 'database answers', () => call({ method: 'GET', url: '/readyz' })],
+    [401, 'half a signed request (found by the fuzz: undeclared before)', () => call({ method: 'GET', url: '/readyz?timestamp=' })],
     [503, 'database closed underneath the app', async () => {
       const unready = await createTestApp();
       await unready.db.close();
@@ -137,6 +139,7 @@ const cases: Case[] = [
     [200, 'token pair', () => json('POST', '/login', { email: alice.email, password: TEST_PASSWORD })],
     [200, 'session', () => json('POST', '/login', { email: alice.email, password: TEST_PASSWORD, session: true })],
     [401, 'wrong password', () => json('POST', '/login', { email: alice.email, password: 'wrong-password' })],
+    [401, 'a bad Bearer header (found by the fuzz: was a 500, the envelope failing LoginFailure)', () => json('POST', '/login', { email: alice.email, password: TEST_PASSWORD }, badBearer)],
     [422, 'no password', () => json('POST', '/login', { email: alice.email })],
     [400, 'malformed JSON', () => malformed('POST', '/login')],
     [413, 'body over 1 MiB', () => tooLarge('/login')],
@@ -182,6 +185,7 @@ const cases: Case[] = [
   ]),
   ...ops('oauthAuthorize', [
     [302, 'redirect to the provider', () => call({ method: 'GET', url: '/auth/oauth/local/authorize?session=true' })],
+    [401, 'a presented API key that fails (found by the fuzz: undeclared before)', () => call({ method: 'GET', url: '/auth/oauth/local/authorize?api_key=nope' })],
     [404, 'unknown provider', () => call({ method: 'GET', url: '/auth/oauth/nope/authorize' })],
     [503, 'issuer unreachable', () => call({ method: 'GET', url: '/auth/oauth/down/authorize' })],
   ]),

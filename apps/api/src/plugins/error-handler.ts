@@ -93,6 +93,10 @@ async function errorHandlerPlugin(app: FastifyInstance): Promise<void> {
         const extensions = { code: appError.kind.graphqlCode, ...(appError.fields ? { fields: appError.fields } : {}) };
         return reply.status(appError.status).send({ errors: [{ message: appError.message, extensions }] });
       }
+      // POST /login documents its 401 as `{success: false, error, code, message}`, also when a presented credential fails.
+      if (appError.status === 401 && request.routeOptions.url === '/login') {
+        return reply.status(401).send({ success: false, ...errorBody(appError) });
+      }
       return reply.status(appError.status).send(errorBody(appError));
     }
     request.log.error({ err: error }, 'unhandled error');

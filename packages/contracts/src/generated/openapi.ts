@@ -582,7 +582,7 @@ export interface paths {
         };
         /**
          * Liveness probe
-         * @description `200` while the process is alive; does not touch the database.
+         * @description `200` while the process is alive; does not touch the database. Credentials are not needed, but ones that are presented and fail verification are answered with `401`, as on every public operation.
          */
         get: operations["getHealth"];
         put?: never;
@@ -2013,6 +2013,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -2920,6 +2921,7 @@ export interface operations {
                     "application/json": components["schemas"]["HealthOk"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };
@@ -2952,6 +2954,7 @@ export interface operations {
                     "application/json": components["schemas"]["HealthOk"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             /** @description The database cannot be reached. */
