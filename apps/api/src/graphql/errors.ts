@@ -2,7 +2,10 @@
 import { isDatabaseUnavailableError } from '@users-posts/db';
 import { GraphQLError } from 'graphql';
 import { createGraphQLError } from 'graphql-yoga';
-import { AppError } from '../errors.js';
+import { AppError, ErrorKinds } from '../errors.js';
+
+/** The `extensions.code` values of SPEC §2. */
+const SPEC_CODES = new Set<unknown>([...Object.values(ErrorKinds).map((kind) => kind.graphqlCode), 'QUERY_TOO_COMPLEX', 'GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED']);
 
 function originalOf(error: unknown): unknown {
   return error instanceof GraphQLError && error.originalError ? originalOf(error.originalError) : error;
@@ -24,19 +27,21 @@ export function maskError(error: unknown, message: string, isDev = false): Error
   const graphqlError = error instanceof GraphQLError ? error : undefined;
   const location = { nodes: graphqlError?.nodes, path: graphqlError?.path, source: graphqlError?.source };
   if (original instanceof AppError) {
-    return createGraphQLError(original.message, {
-      ...location,
-      extensions: {
-        code: original.kind.graphqlCode,
-        ...(original.fields ? { fields: original.fields } : {}),
-      },
-    });
+    const extensions = { code: original.kind.graphqlCode, ...(original.fields ? { fields: original.fields } : {}) };
+    // In place when it is already a GraphQL error (see below: a replaced error is logged as a server error).
+    if (graphqlError && graphqlError.message === original.message) {
+      Object.assign(graphqlError.extensions, extensions);
+      return graphqlError;
+    }
+    return createGraphQLError(original.message, { ...location, extensions });
   }
-  // GraphQL's own errors (syntax, validation, variable coercion) are safe to show as they are.
+  // GraphQL's own errors (syntax, validation, variable coercion) are safe to show as they are. Those without a code, or
+  // with one outside SPEC §2 (Yoga's OPERATION_RESOLUTION_FAILURE for an operationName that picks no operation,
+  // BAD_REQUEST for a mutation over GET), are the client's input: BAD_USER_INPUT. Recoded in place, as limits.ts does,
+  // because Yoga logs every error that masking replaces as a server error.
   if (graphqlError && (!graphqlError.originalError || graphqlError.originalError instanceof GraphQLError)) {
-    return graphqlError.extensions.code
-      ? graphqlError
-      : createGraphQLError(graphqlError.message, { ...location, extensions: { ...graphqlError.extensions, code: 'BAD_USER_INPUT' } });
+    if (!SPEC_CODES.has(graphqlError.extensions.code)) Object.assign(graphqlError.extensions, { code: 'BAD_USER_INPUT' });
+    return graphqlError;
   }
   return createGraphQLError(isDev && original instanceof Error ? original.message : message, {
     ...location,
