@@ -44,7 +44,10 @@ async function waitReady(url: string, child: ChildProcess, limitMs = 60_000): Pr
 
 function stopper(child: ChildProcess, cleanup: () => void = () => {}): () => Promise<void> {
   // A bench that dies or is interrupted (process.exit in bench/postgres.ts) takes its servers with it.
-  const orphanGuard = () => void child.kill('SIGKILL');
+  const orphanGuard = () => {
+    child.kill('SIGKILL');
+    cleanup();
+  };
   process.once('exit', orphanGuard);
   return async () => {
     process.off('exit', orphanGuard);
