@@ -80,13 +80,19 @@ export interface PoolOptions {
   connectionTimeoutMillis?: number | undefined;
   /** How long a connection may sit idle before it is closed; default 30 s. */
   idleTimeoutMillis?: number | undefined;
+  /**
+   * How long a statement may go without an answer before the client gives up on it (and the pool drops that
+   * connection); default 10 s. Bounds a server that keeps connections open but no longer answers (frozen, partitioned).
+   */
+  queryTimeoutMillis?: number | undefined;
 }
 
-export const DEFAULT_POOL_OPTIONS = { max: 10, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000 } as const;
+export const DEFAULT_POOL_OPTIONS = { max: 10, connectionTimeoutMillis: 5_000, idleTimeoutMillis: 30_000, queryTimeoutMillis: 10_000 } as const;
 
 /**
  * The pg pool behind adapter-pg, built here so that every way of waiting on a database that has gone away is bounded:
- * a connection attempt (or a wait for a free connection) fails after `connectionTimeoutMillis`, TCP keep-alive notices
+ * a connection attempt (or a wait for a free connection) fails after `connectionTimeoutMillis`, a statement without
+ * an answer after `queryTimeoutMillis`, TCP keep-alive notices
  * a peer that vanished without closing, and idle connections the server drops (restart, `pg_terminate_backend`) are
  * reported to `onError` instead of crashing the process as an unhandled `error` event would. A failed query or
  * connection is discarded by the pool, so the next request opens a fresh one: recovery needs no restart.
@@ -97,6 +103,7 @@ export function createPool(connectionString: string, options: PoolOptions = {}, 
     max: options.max ?? DEFAULT_POOL_OPTIONS.max,
     connectionTimeoutMillis: options.connectionTimeoutMillis ?? DEFAULT_POOL_OPTIONS.connectionTimeoutMillis,
     idleTimeoutMillis: options.idleTimeoutMillis ?? DEFAULT_POOL_OPTIONS.idleTimeoutMillis,
+    query_timeout: options.queryTimeoutMillis ?? DEFAULT_POOL_OPTIONS.queryTimeoutMillis,
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
   });

@@ -21,6 +21,7 @@ const UNAVAILABLE_ADAPTER_KINDS = new Set(['DatabaseNotReachable', 'ConnectionCl
 const UNAVAILABLE_MESSAGES = [
   /^Connection terminated/, // "Connection terminated unexpectedly", "Connection terminated due to connection timeout"
   /^timeout exceeded when trying to connect$/, // pg-pool's connectionTimeoutMillis
+  /^Query read timeout$/, // the client's query_timeout: the server holds the connection but does not answer
   /^Client has encountered a connection error and is not queryable$/,
   /^Cannot use a pool after calling end on the pool$/,
 ];

@@ -3,7 +3,7 @@ import { describe } from '@jest/globals';
 import { applyMigrations } from '@users-posts/db';
 import { execFile, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { accessSync, constants, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { appendFile } from 'node:fs/promises';
 import { createServer, Socket } from 'node:net';
 import os from 'node:os';
@@ -80,8 +80,25 @@ export interface PostgresServer {
   /** Stops the server (mode 'fast' by default; 'immediate' too) and starts it again on the same port and data. */
   stop(mode?: 'fast' | 'immediate'): Promise<void>;
   start(): Promise<void>;
+  /** SIGSTOPs the server's processes: connections stay open but nothing answers (a hung or partitioned server). */
+  freeze(): Promise<void>;
+  /** SIGCONTs them again. */
+  thaw(): Promise<void>;
   /** Stops it and removes its files. */
   destroy(): Promise<void>;
+}
+
+/** The pids of the running server (postmaster first, then its children), from its postmaster.pid. */
+function serverPids(data: string): number[] {
+  const postmaster = Number(readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const { stdout } = spawnSync('ps', ['-o', 'pid=', '--ppid', String(postmaster)], { encoding: 'utf8' });
+  return [postmaster, ...stdout.split('\n').map((line) => Number(line.trim())).filter((pid) => pid > 0)];
+}
+
+/** Sends `signal` to every process of the server at `data` (nothing when it is not running). */
+function signalServer(data: string, signal: NodeJS.Signals): void {
+  if (!existsSync(path.join(data, 'postmaster.pid'))) return;
+  for (const pid of serverPids(data)) process.kill(pid, signal);
 }
 
 /** A PostgreSQL binary run as the `postgres` user (initdb and the server refuse to run as root). */
@@ -102,6 +119,11 @@ export async function startPostgres(): Promise<PostgresServer> {
   const port = await freePort();
   const pgCtl = (...args: string[]) => pgRun('pg_ctl', ['-D', data, ...args]);
   const forceStop = () => {
+    try {
+      signalServer(data, 'SIGCONT'); // a frozen server would not act on the stop
+    } catch {
+      // not running
+    }
     const [file, argv] = pgCommand('pg_ctl', ['-D', data, '-m', 'immediate', 'stop']);
     spawnSync(file, argv, { stdio: 'ignore', timeout: 30_000 });
     rmSync(dir, { recursive: true, force: true });
@@ -148,7 +170,14 @@ export async function startPostgres(): Promise<PostgresServer> {
       await pgCtl('-l', log, '-w', '-t', '60', 'start');
       await waitFor(`PostgreSQL on port ${port}`, 30_000, () => accepts(port));
     },
+    async freeze() {
+      signalServer(data, 'SIGSTOP');
+    },
+    async thaw() {
+      signalServer(data, 'SIGCONT');
+    },
     async destroy() {
+      await server.thaw().catch(() => undefined);
       await pgCtl('-m', 'immediate', 'stop').catch(() => undefined);
       rmSync(dir, { recursive: true, force: true });
       atExit.delete(forceStop);
