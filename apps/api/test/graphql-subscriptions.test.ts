@@ -72,6 +72,21 @@ describe('postCreated over WebSocket (graphql-transport-ws)', () => {
     expect(await subscription.next()).toEqual({ data: { postCreated: { id, title: 'Hello sockets', author: { name: 'Ada Author' } } } });
   });
 
+  it('reads relations afresh for every event: a renamed author shows the new name on the next post', async () => {
+    const subscription = new Subscription<PostCreated>(client(), POST_CREATED);
+    await subscribers.until(1);
+    const first = await createPost('Before the rename');
+    expect((await subscription.next()).data?.postCreated).toEqual({ id: first, title: 'Before the rename', author: { name: 'Ada Author' } });
+
+    await app.db.prisma.user.update({ where: { id: author.id }, data: { name: 'Ada Renamed' } });
+    try {
+      const second = await createPost('After the rename');
+      expect((await subscription.next()).data?.postCreated).toEqual({ id: second, title: 'After the rename', author: { name: 'Ada Renamed' } });
+    } finally {
+      await app.db.prisma.user.update({ where: { id: author.id }, data: { name: author.name } });
+    }
+  });
+
   it('delivers each event to every subscriber', async () => {
     const first = new Subscription<PostCreated>(client(), POST_CREATED);
     const second = new Subscription<PostCreated>(client(), 'subscription { postCreated { title } }');
