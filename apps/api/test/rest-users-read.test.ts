@@ -70,6 +70,14 @@ describe('GET /api/v1/users paging', () => {
     expect(ids(body.data.items)).toEqual(fixture.users.slice(12, 17).map((u) => u.id));
   });
 
+  it('answers a page or offset past any possible row with an empty page, not a 500 (found by the fuzz)', async () => {
+    for (const query of ['page=99999999999999999999999', 'offset=99999999999999999999999&limit=5']) {
+      const { status, body } = await get(`/api/v1/users?${query}`);
+      expect(status).toBe(200);
+      expect(body.data).toMatchObject({ items: [], total: 25 });
+    }
+  });
+
   it('walks every user exactly once with cursors, on a nullable sort key too', async () => {
     for (const sort of ['', '&sortBy=-age', '&sort=name,desc']) {
       const seen: number[] = [];

@@ -62,7 +62,9 @@ export async function findPage<Row extends { id: number }>(
 
   const [skip, take] = paging.mode === 'page' ? [(paging.page - 1) * paging.pageSize, paging.pageSize] : [paging.offset, paging.limit];
   const [items, total] = await Promise.all([
-    model.findMany({ where: options.where, orderBy: order, skip, take }),
+    // A page or offset past any possible row is past the end: an empty page, not a database error (OFFSET is a 64-bit
+    // integer; `?page=99999999999999999999999` asked for a skip of 2e24).
+    model.findMany({ where: options.where, orderBy: order, skip: Math.min(skip, Number.MAX_SAFE_INTEGER), take }),
     model.count({ where: options.where }),
   ]);
   const page = paging.mode === 'page' ? paging.page : Math.floor(paging.offset / paging.limit) + 1;
