@@ -60,6 +60,9 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     genReqId: () => randomUUID(),
     bodyLimit: 1024 * 1024,
     forceCloseConnections: 'idle',
+    // Opening the embedded database runs its migrations (a first start, on a busy machine, can take over Fastify's
+    // default 10 s); a database that does not answer fails sooner, by the pool's own connect timeout.
+    pluginTimeout: 60_000,
     // `/api/...` without a version in the path reaches the `/api/v1` routes (plugins/versioning.ts).
     rewriteUrl,
   });
