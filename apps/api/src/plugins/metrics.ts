@@ -141,6 +141,19 @@ async function metricsPlugin(app: FastifyInstance): Promise<void> {
     });
   }
 
+  const redis = app.sharedState.redis;
+  if (redis) {
+    // With REDIS_URL only: whether the command client is connected now (the state the security checks depend on).
+    new Gauge({
+      name: 'redis_up',
+      help: 'Whether the shared-state Redis (REDIS_URL) is connected (1) or not (0); while 0, Bearer, logout and signed requests get 503.',
+      registers: [registry],
+      collect() {
+        this.set(redis.isUp() ? 1 : 0);
+      },
+    });
+  }
+
   app.addHook('onResponse', async (request, reply) => {
     const labels = {
       method: request.method,
@@ -167,4 +180,4 @@ async function metricsPlugin(app: FastifyInstance): Promise<void> {
   );
 }
 
-export default fp(metricsPlugin, { name: 'metrics', dependencies: ['database'] });
+export default fp(metricsPlugin, { name: 'metrics', dependencies: ['database', 'shared-state'] });

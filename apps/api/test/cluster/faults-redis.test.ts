@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { call, signUp, signedUrl, startCluster, type Cluster, type SignedUp } from '../support/cluster.js';
+import { call, metric, signUp, signedUrl, startCluster, type Cluster, type SignedUp } from '../support/cluster.js';
 import { describeWithServers, freePort, startApi } from '../support/processes.js';
 import { untilChannelSubscribers } from '../support/redis-probe.js';
 import { Subscription, wsClient } from '../support/ws.js';
@@ -47,6 +47,7 @@ describeWithServers('Redis lost while serving', () => {
       const subscription = new Subscription<PostEvent>(client, 'subscription { postCreated { id title } }');
       await untilChannelSubscribers(cluster.redis.url, 1);
 
+      expect(await metric(base, 'redis_up')).toBe(1);
       await cluster.redis.stop();
 
       // Fail closed, promptly, in the documented envelope.
@@ -74,6 +75,7 @@ describeWithServers('Redis lost while serving', () => {
       const ready = await call(base, 'GET', '/readyz');
       expect(ready.status).toBe(200);
       expect(ready.body).toEqual({ status: 'ok', checks: { database: 'up', redis: 'down' } });
+      expect(await metric(base, 'redis_up')).toBe(0);
 
       await cluster.redis.start(); // same port, empty: no persistence in the test
 
@@ -84,6 +86,7 @@ describeWithServers('Redis lost while serving', () => {
         await sleep(200);
       }
       expect((await call(base, 'GET', `/api/v1/users/${user.id}/orders`, { token: user.accessToken })).status).toBe(200);
+      expect(await metric(base, 'redis_up')).toBe(1);
       await untilChannelSubscribers(cluster.redis.url, 1, 15_000);
       const afterOutage = await call(base, 'POST', `/api/v1/users/${user.id}/posts`, { token: user.accessToken, body: { title: 'after the outage', content: 'y' } });
       expect(afterOutage.status).toBe(201);
