@@ -9,7 +9,7 @@ import type { Config } from './config.js';
 import authPlugin from './plugins/auth.js';
 import databasePlugin from './plugins/database.js';
 import docsPlugin from './plugins/docs.js';
-import errorHandlerPlugin from './plugins/error-handler.js';
+import errorHandlerPlugin, { clientErrorHandler, frameworkErrors } from './plugins/error-handler.js';
 import graphqlPlugin from './plugins/graphql.js';
 import metricsPlugin from './plugins/metrics.js';
 import rateLimitPlugin from './plugins/rate-limit.js';
@@ -63,6 +63,9 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     // Opening the embedded database runs its migrations (a first start, on a busy machine, can take over Fastify's
     // default 10 s); a database that does not answer fails sooner, by the pool's own connect timeout.
     pluginTimeout: 60_000,
+    // Failures before routing (bad URL escapes, over-long path parameters, unparseable requests) in the envelope too.
+    frameworkErrors,
+    clientErrorHandler,
     // `/api/...` without a version in the path reaches the `/api/v1` routes (plugins/versioning.ts).
     rewriteUrl,
   });

@@ -25,9 +25,11 @@ export const ErrorKinds = {
   NOT_ACCEPTABLE: { code: 40600, status: 406, graphqlCode: 'BAD_USER_INPUT', message: 'Not acceptable' },
   CONFLICT: { code: 40900, status: 409, graphqlCode: 'CONFLICT', message: 'Conflict' },
   PAYLOAD_TOO_LARGE: { code: 41300, status: 413, graphqlCode: 'BAD_USER_INPUT', message: 'Payload too large' },
+  URI_TOO_LONG: { code: 41400, status: 414, graphqlCode: 'BAD_USER_INPUT', message: 'URI too long' },
   UNSUPPORTED_MEDIA_TYPE: { code: 41500, status: 415, graphqlCode: 'BAD_USER_INPUT', message: 'Unsupported media type' },
   VALIDATION_FAILED: { code: 42200, status: 422, graphqlCode: 'BAD_USER_INPUT', message: 'Validation failed' },
   RATE_LIMITED: { code: 42900, status: 429, graphqlCode: 'RATE_LIMITED', message: 'Too many requests' },
+  HEADERS_TOO_LARGE: { code: 43100, status: 431, graphqlCode: 'BAD_USER_INPUT', message: 'Request header fields too large' },
   // 5xx: the server
   INTERNAL: { code: 50000, status: 500, graphqlCode: 'INTERNAL_SERVER_ERROR', message: 'Internal server error' },
   UNAVAILABLE: { code: 50300, status: 503, graphqlCode: 'INTERNAL_SERVER_ERROR', message: 'Service unavailable' },

@@ -2,6 +2,8 @@
 // quickly, never a hang.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { FastifyInstance } from 'fastify';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createAccount, type Account } from './support/accounts.js';
 import { createTestApp } from './support/app.js';
 
@@ -124,5 +126,53 @@ describe('a body the contract cannot validate', () => {
   it('the optional body of POST /logout may be left out', async () => {
     const response = await app.inject({ method: 'POST', url: '/logout', headers: account.headers });
     expect(response.statusCode).toBe(204);
+  });
+});
+
+// Found by the bounded fuzz (fuzz.test.ts): failures before routing answered with Fastify's own bodies.
+describe('failures before any route runs, in the envelope', () => {
+  let app: FastifyInstance;
+  let port: number;
+
+  beforeAll(async () => {
+    app = await createTestApp();
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    port = (app.server.address() as AddressInfo).port;
+  });
+  afterAll(() => app.close());
+
+  it('a bad %-escape in the path → 400 (40000)', async () => {
+    const response = await app.inject({ method: 'GET', url: '/api/v1/users/%E0%A4%A' });
+    expect(response.statusCode).toBe(400);
+    expect(response.json()).toEqual({ code: 40000, message: expect.any(String) });
+  });
+
+  it('a path parameter over 100 characters → 414 (41400)', async () => {
+    const response = await app.inject({ method: 'GET', url: `/api/v1/users/${'1'.repeat(150)}` });
+    expect(response.statusCode).toBe(414);
+    expect(response.json()).toEqual({ code: 41400, message: expect.any(String) });
+  });
+
+  it('headers over 16 KiB → 431 (43100) from the HTTP parser, then the server still serves', async () => {
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const request = http.get({ host: '127.0.0.1', port, path: '/api/v1/users', headers: { 'x-padding': 'x'.repeat(20_000) } }, (response) => {
+        let body = '';
+        response.on('data', (chunk) => (body += chunk));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+      });
+      request.on('error', reject);
+    });
+    expect(answer.status).toBe(431);
+    expect(JSON.parse(answer.body)).toEqual({ code: 43100, message: 'Request header fields too large' });
+    expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+  });
+
+  it('/graphql with an Accept or a Content-Type it cannot serve → 406 / 415 with a GraphQL error body', async () => {
+    const notAcceptable = await app.inject({ method: 'POST', url: '/graphql', headers: { accept: 'text/html' }, payload: { query: '{ statistics { totalUsers } }' } });
+    expect(notAcceptable.statusCode).toBe(406);
+    expect(notAcceptable.json()).toEqual({ errors: [{ message: expect.stringMatching(/^Not acceptable/), extensions: { code: 'BAD_USER_INPUT' } }] });
+    const unsupported = await app.inject({ method: 'POST', url: '/graphql', headers: { 'content-type': 'text/csv' }, payload: 'query,statistics' });
+    expect(unsupported.statusCode).toBe(415);
+    expect(unsupported.json().errors[0].extensions.code).toBe('BAD_USER_INPUT');
   });
 });

@@ -2,6 +2,7 @@
 import { isDatabaseUnavailableError } from '@users-posts/db';
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import fp from 'fastify-plugin';
+import type { Duplex } from 'node:stream';
 import { AppError, ErrorKinds, type ErrorKindName, type FieldError } from '../errors.js';
 import { fieldErrors } from '../rest/validation-errors.js';
 
@@ -29,6 +30,8 @@ const FASTIFY_CODES: Record<string, ErrorKindName> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'BAD_REQUEST',
   FST_ERR_CTP_EMPTY_JSON_BODY: 'BAD_REQUEST',
   FST_ERR_CTP_INVALID_JSON_BODY: 'BAD_REQUEST',
+  FST_ERR_BAD_URL: 'BAD_REQUEST',
+  FST_ERR_MAX_PARAM_LENGTH: 'URI_TOO_LONG',
 };
 
 /** Prisma error codes that are the client's doing, and every shape of the database's absence (see @users-posts/db). */
@@ -106,6 +109,35 @@ async function errorHandlerPlugin(app: FastifyInstance): Promise<void> {
 
   app.setNotFoundHandler((request, reply) =>
     reply.status(404).send(errorBody(new AppError('NOT_FOUND', `Route ${request.method} ${request.url.split('?')[0]} not found`))),
+  );
+}
+
+/**
+ * Fastify's `frameworkErrors`: failures found while routing, before any route (or its error handler) is chosen: a bad
+ * %-escape in the path → FST_ERR_BAD_URL 400; a path parameter over `maxParamLength` → FST_ERR_MAX_PARAM_LENGTH 414.
+ * Rendered here in the envelope, as the error handler renders every other failure.
+ */
+export function frameworkErrors(error: FastifyError, _request: unknown, reply: FastifyReply): void {
+  const appError = toAppError(error) ?? new AppError('BAD_REQUEST', error.message);
+  reply.status(appError.status).send(errorBody(appError));
+}
+
+/**
+ * Node's HTTP parser failures, answered on the raw socket before Fastify sees a request (so no hook, header or
+ * handler applies): headers over Node's 16 KiB → 431, anything else unparseable → 400, in the envelope like the rest.
+ * Replaces Fastify's default `clientErrorHandler`, which answers with a body of its own shape.
+ */
+export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const kind: ErrorKindName = error.code === 'HPE_HEADER_OVERFLOW' ? 'HEADERS_TOO_LARGE' : 'BAD_REQUEST';
+  const appError = new AppError(kind);
+  const body = JSON.stringify(errorBody(appError));
+  socket.end(
+    `HTTP/1.1 ${appError.status} ${appError.kind.message}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
   );
 }
 

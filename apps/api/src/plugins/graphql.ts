@@ -44,7 +44,13 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
       // spares piping a web ReadableStream through Node streams for every query (bench: GraphQL user by id).
       const type = response.headers.get('content-type') ?? '';
       if (response.body && (type.startsWith('text/event-stream') || type.startsWith('multipart/'))) return reply.send(response.body);
-      return reply.send(Buffer.from(await response.arrayBuffer()));
+      const body = Buffer.from(await response.arrayBuffer());
+      if (body.length === 0 && response.status >= 400) {
+        // Yoga answers an Accept or Content-Type it cannot serve (406, 415) with no body: say why, in GraphQL's shape.
+        const message = response.status === 406 ? 'Not acceptable: ask for application/graphql-response+json or application/json' : response.status === 415 ? 'Unsupported media type: send application/json' : 'Bad request';
+        return reply.type('application/json; charset=utf-8').send({ errors: [{ message, extensions: { code: 'BAD_USER_INPUT' } }] });
+      }
+      return reply.send(body);
     },
   });
 

@@ -68,6 +68,9 @@ export function graphqlProblems(response: HttpResult): string[] {
   if (response.status >= 500) return [`${response.status}: ${response.text.slice(0, 300)}`];
   const { body, problems } = parseJson(response);
   if (problems.length > 0) return problems;
+  // Headers (URL included) over 16 KiB are refused by Node's HTTP parser before any route, GraphQL's included: the
+  // answer is the documented error envelope (43100), since nothing yet knows the request was meant for GraphQL.
+  if (response.status === 431) return errorEnvelopeProblems(response.status, body);
   const results = Array.isArray(body) ? body : [body];
   for (const result of results) {
     if (!isObject(result) || (!('data' in result) && !('errors' in result))) {
