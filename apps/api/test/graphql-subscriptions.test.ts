@@ -4,6 +4,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import type { FastifyInstance } from 'fastify';
 import WebSocket from 'ws';
+import { countStatements } from '@users-posts/db/testing';
 import { hashPassword } from '../src/auth/passwords.js';
 import { createTestApp } from './support/app.js';
 import { graphql } from './support/graphql.js';
@@ -84,6 +85,21 @@ describe('postCreated over WebSocket (graphql-transport-ws)', () => {
       expect((await subscription.next()).data?.postCreated).toEqual({ id: second, title: 'After the rename', author: { name: 'Ada Renamed' } });
     } finally {
       await app.db.prisma.user.update({ where: { id: author.id }, data: { name: author.name } });
+    }
+  });
+
+  it('looks up the relations of one event once for all its subscribers (one statement, not one per subscriber)', async () => {
+    const many = Array.from({ length: 5 }, () => new Subscription<PostCreated>(client(), POST_CREATED));
+    await subscribers.until(5);
+    const statements = countStatements(app.db);
+    try {
+      const id = await createPost('Seen by five');
+      for (const subscription of many) expect((await subscription.next()).data?.postCreated).toEqual({ id, title: 'Seen by five', author: { name: 'Ada Author' } });
+      const authorLookups = statements.statements.filter((sql) => /FROM "public"\."users"/.test(sql) && /"id" IN|"id" = /.test(sql));
+      // The Bearer check of createPost reads the user too: that one, plus one lookup for the five subscribers.
+      expect(authorLookups.length).toBe(2);
+    } finally {
+      statements.stop();
     }
   });
 

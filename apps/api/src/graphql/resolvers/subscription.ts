@@ -1,17 +1,33 @@
 // Subscription root: postCreated streams every post created through either door, from the domain event bus.
 import type { SubscriptionResolvers } from '@users-posts/contracts';
 import type { Post } from '@users-posts/db';
+import type { Services } from '../../services/index.js';
 import type { GraphQLContext } from '../context.js';
-import { createLoaders } from '../loaders.js';
+import { createLoaders, type Loaders } from '../loaders.js';
+
+/**
+ * DataLoaders per event, shared by every subscriber that receives it. A subscription's context lives as long as the
+ * subscription, so its own loaders would serve the first event's rows to every later event (a renamed author would
+ * keep the old name). The event bus hands every local subscriber the same payload object, so keying on it gives one
+ * batch of relation lookups per event and instance, not one per subscriber.
+ */
+const loadersByEvent = new WeakMap<object, Loaders>();
+
+function eventLoaders(event: Post, services: Services): Loaders {
+  let loaders = loadersByEvent.get(event);
+  if (!loaders) {
+    loaders = createLoaders(services);
+    loadersByEvent.set(event, loaders);
+  }
+  return loaders;
+}
 
 export const Subscription: SubscriptionResolvers<GraphQLContext> = {
   postCreated: {
     subscribe: (_root, _args, { services }) => services.events.subscribe('postCreated'),
-    // A subscription's context lives as long as the subscription, so its DataLoader caches would serve the first
-    // event's rows to every later event (a renamed author would keep the old name). Each event gets fresh loaders;
-    // events of one subscription are executed one after the other, so no event sees another's swap.
+    // Events of one subscription are executed one after the other, so no event sees another's swap.
     resolve: (post: Post, _args: unknown, context: GraphQLContext) => {
-      context.loaders = createLoaders(context.services);
+      context.loaders = eventLoaders(post, context.services);
       return post;
     },
   },
