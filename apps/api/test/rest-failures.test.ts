@@ -176,3 +176,43 @@ describe('failures before any route runs, in the envelope', () => {
     expect(unsupported.json().errors[0].extensions.code).toBe('BAD_USER_INPUT');
   });
 });
+
+// Found by the bounded fuzz: an answer sent before the body was read left the rest of the body in front of the next
+// request on the same keep-alive connection, which then waited forever.
+describe('an early answer on a keep-alive connection', () => {
+  let app: FastifyInstance;
+  let port: number;
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+
+  beforeAll(async () => {
+    app = await createTestApp();
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    port = (app.server.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    agent.destroy();
+    await app.close();
+  });
+
+  function post(headers: Record<string, string>, body: Buffer) {
+    return new Promise<{ status: number; connection: string | undefined }>((resolve, reject) => {
+      const request = http.request(
+        { host: '127.0.0.1', port, method: 'POST', path: '/api/v1/users', agent, timeout: 5_000, headers: { ...headers, 'content-length': String(body.length) } },
+        (response) => {
+          response.resume();
+          response.on('end', () => resolve({ status: response.statusCode ?? 0, connection: response.headers.connection }));
+        },
+      );
+      request.on('timeout', () => request.destroy(new Error('no answer within 5 s')));
+      request.on('error', reject);
+      request.end(body);
+    });
+  }
+
+  it('closes the connection after a 415 sent before a 2 MB body was read, so the next request is answered', async () => {
+    const early = await post({ 'content-type': '' }, Buffer.alloc(2_300_000, 'a'));
+    expect(early).toEqual({ status: 415, connection: 'close' });
+    const next = await post({ 'content-type': 'application/json' }, Buffer.from('{"name":"Next"}'));
+    expect(next).toEqual({ status: 422, connection: 'keep-alive' });
+  });
+});
