@@ -33,6 +33,12 @@ describe('GraphQL relation batching', () => {
     expect(statements.join('\n')).toMatch(/"posts"|posts/);
   });
 
+  it('reads each user once: the authors of the listed users’ posts come from the users already read (2 statements)', async () => {
+    const { count, statements } = await statementsFor(NESTED);
+    expect(count).toBe(2);
+    expect(statements.filter((sql) => /FROM "public"\."users"/.test(sql))).toHaveLength(1);
+  });
+
   it('costs the same for 5 users as for 50', async () => {
     const few = await statementsFor('{ users(limit: 5) { id posts { id author { name } } } }');
     const many = await statementsFor(NESTED);

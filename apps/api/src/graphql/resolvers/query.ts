@@ -6,7 +6,12 @@ import { windowArgs } from '../arguments.js';
 import type { GraphQLContext } from '../context.js';
 
 export const Query: QueryResolvers<GraphQLContext> = {
-  users: (_root, args, { services }) => services.users.list(windowArgs(args)),
+  users: async (_root, args, { services, loaders }) => {
+    const users = await services.users.list(windowArgs(args));
+    // The authors a nested `posts { author }` asks for are mostly these users: known now, not read again.
+    for (const user of users) loaders.userById.prime(user.id, user);
+    return users;
+  },
   user: (_root, { id }, { services }) => services.users.get(id),
   posts: (_root, args, { services }) => services.posts.list(windowArgs(args)),
   post: (_root, { id }, { services }) => services.posts.get(id),
