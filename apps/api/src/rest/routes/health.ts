@@ -17,20 +17,19 @@ export const healthHandlers = {
 
   getReadiness: async (_input, { request }) => {
     const { db, sharedState } = request.server;
-    const [database, redis] = await Promise.all([
-      withTimeout(db.ping(), READINESS_TIMEOUT_MS).then(
+    /** 'up' when `ping` answers within the readiness timeout, else 'down' (logged with `what`). */
+    const probe = (ping: () => Promise<void>, what: string) =>
+      withTimeout(ping(), READINESS_TIMEOUT_MS).then(
         () => 'up' as const,
-        (error: unknown) => (request.log.warn({ err: error }, 'database not reachable'), 'down' as const),
-      ),
-      sharedState.redis
-        ? withTimeout(sharedState.redis.ping(), READINESS_TIMEOUT_MS).then(
-            () => 'up' as const,
-            (error: unknown) => (request.log.warn({ err: error }, 'Redis not reachable'), 'down' as const),
-          )
-        : ('not-configured' as const),
+        (error: unknown) => (request.log.warn({ err: error }, `${what} not reachable`), 'down' as const),
+      );
+    const redis = sharedState.redis;
+    const [database, redisState] = await Promise.all([
+      probe(() => db.ping(), 'database'),
+      redis ? probe(() => redis.ping(), 'Redis') : ('not-configured' as const),
     ]);
     // Only the database decides readiness (see the ReadinessChecks schema for why Redis does not).
-    const checks = { database, redis };
+    const checks = { database, redis: redisState };
     return database === 'up' ? { status: 200, body: { status: 'ok', checks } } : { status: 503, body: { status: 'unavailable', checks } };
   },
 } satisfies OperationHandlers<RestContext>;
