@@ -24,10 +24,36 @@ export interface Config {
   secrets: Secrets;
   /** GraphQL abuse limits (SPEC §2). */
   graphqlLimits: GraphQLLimits;
+  /** Internal error messages, stack traces and source paths in answers: only when `NODE_ENV=development` is set explicitly. */
+  exposeErrors: boolean;
   /** The default rate-limit bucket (SPEC §4): `max` requests per `windowMs` per client (user id, else IP). */
   defaultRateLimit: { max: number; windowMs: number };
-  /** Requests per minute of the stricter buckets (SPEC §4). */
-  rateLimits: { loginMax: number; refreshMax: number };
+  /** The stricter buckets (SPEC §4). Login and refresh count per minute. */
+  rateLimits: {
+    /** `POST /login` per client address + e-mail (`LOGIN_RATE_LIMIT_MAX`). */
+    loginMax: number;
+    /** `POST /auth/refresh` per client address (`REFRESH_RATE_LIMIT_MAX`). */
+    refreshMax: number;
+    /** `POST /login` per client address across e-mails (`LOGIN_IP_RATE_LIMIT_MAX`). */
+    loginIpMax: number;
+    /** `POST /login` per e-mail across addresses, in its own window (`LOGIN_ACCOUNT_RATE_LIMIT_MAX`, `_WINDOW_MS`). */
+    loginAccount: { max: number; windowMs: number };
+    /** Accounts created per client (`SIGNUP_RATE_LIMIT_MAX`, `SIGNUP_RATE_LIMIT_WINDOW_MS`). */
+    signup: { max: number; windowMs: number };
+  };
+  /**
+   * Fastify's `trustProxy` (`TRUST_PROXY`, off by default): true (every hop), a hop count, or a comma-separated list of
+   * proxy addresses/CIDRs. When on, `request.ip` (and so every rate-limit key) is the client address of X-Forwarded-For.
+   */
+  trustProxy: boolean | number | string;
+  /** A second presentation of a just-rotated refresh token within this many ms answers 409 instead of reuse (default 0: strict). */
+  refreshReuseGraceMs: number;
+  /** `GET /metrics`: with `token`, only for `Authorization: Bearer <token>`; with `port`, on that port only; neither: not served. */
+  metrics: { token?: string | undefined; port?: number | undefined; host?: string | undefined };
+  /** HTTP server bounds against slow clients (slow-loris) and connection floods. */
+  http: { headersTimeoutMs: number; requestTimeoutMs: number; maxConnections: number };
+  /** Subscription caps (SPEC §2): per WebSocket connection, per client (user or address) and in total. */
+  subscriptionLimits: { perConnection: number; perClient: number; total: number };
   /** The administrator created or updated at start, when both are set. */
   admin: { email: string; password: string } | undefined;
   /** OpenID Connect providers (`OAUTH_<NAME>_*`), none by default. */
@@ -39,7 +65,7 @@ export interface Config {
 const schema = {
   type: 'object',
   properties: {
-    NODE_ENV: { type: 'string', enum: ['development', 'test', 'production'], default: 'development' },
+    NODE_ENV: { type: 'string', enum: ['development', 'test', 'production'] },
     HOST: { type: 'string', minLength: 1, default: '0.0.0.0' },
     PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 4000 },
     LOG_LEVEL: { type: 'string', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info' },
@@ -52,6 +78,22 @@ const schema = {
     RATE_LIMIT_MAX: { type: 'integer', minimum: 1, default: 1000 },
     RATE_LIMIT_WINDOW_MS: { type: 'integer', minimum: 1000, default: 60_000 },
     LOGIN_RATE_LIMIT_MAX: { type: 'integer', minimum: 1, default: 10 },
+    LOGIN_IP_RATE_LIMIT_MAX: { type: 'integer', minimum: 1, default: 20 },
+    LOGIN_ACCOUNT_RATE_LIMIT_MAX: { type: 'integer', minimum: 1, default: 30 },
+    LOGIN_ACCOUNT_RATE_LIMIT_WINDOW_MS: { type: 'integer', minimum: 1000, default: 900_000 },
+    SIGNUP_RATE_LIMIT_MAX: { type: 'integer', minimum: 1, default: 30 },
+    SIGNUP_RATE_LIMIT_WINDOW_MS: { type: 'integer', minimum: 1000, default: 3_600_000 },
+    TRUST_PROXY: { type: 'string', pattern: '^(true|false|[0-9]+|[0-9a-fA-F.:/, ]+)$', default: 'false' },
+    REFRESH_REUSE_GRACE_MS: { type: 'integer', minimum: 0, maximum: 60_000, default: 0 },
+    METRICS_TOKEN: { type: 'string', minLength: 16 },
+    METRICS_PORT: { type: 'integer', minimum: 0, maximum: 65535 },
+    METRICS_HOST: { type: 'string', minLength: 1 },
+    HTTP_HEADERS_TIMEOUT_MS: { type: 'integer', minimum: 1000, default: 10_000 },
+    HTTP_REQUEST_TIMEOUT_MS: { type: 'integer', minimum: 1000, default: 30_000 },
+    HTTP_MAX_CONNECTIONS: { type: 'integer', minimum: 1, default: 10_000 },
+    SUBSCRIPTIONS_MAX_PER_CONNECTION: { type: 'integer', minimum: 1, default: 10 },
+    SUBSCRIPTIONS_MAX_PER_CLIENT: { type: 'integer', minimum: 1, default: 50 },
+    SUBSCRIPTIONS_MAX_TOTAL: { type: 'integer', minimum: 1, default: 10_000 },
     GRAPHQL_MAX_DEPTH: { type: 'integer', minimum: 1, default: 10 },
     GRAPHQL_MAX_ALIASES: { type: 'integer', minimum: 0, default: 15 },
     GRAPHQL_MAX_COST: { type: 'integer', minimum: 1, default: 5000 },
@@ -67,7 +109,7 @@ const schema = {
 } as const;
 
 interface RawEnv {
-  NODE_ENV: Config['nodeEnv'];
+  NODE_ENV?: Config['nodeEnv'];
   HOST: string;
   PORT: number;
   LOG_LEVEL: string;
@@ -80,6 +122,22 @@ interface RawEnv {
   RATE_LIMIT_MAX: number;
   RATE_LIMIT_WINDOW_MS: number;
   LOGIN_RATE_LIMIT_MAX: number;
+  LOGIN_IP_RATE_LIMIT_MAX: number;
+  LOGIN_ACCOUNT_RATE_LIMIT_MAX: number;
+  LOGIN_ACCOUNT_RATE_LIMIT_WINDOW_MS: number;
+  SIGNUP_RATE_LIMIT_MAX: number;
+  SIGNUP_RATE_LIMIT_WINDOW_MS: number;
+  TRUST_PROXY: string;
+  REFRESH_REUSE_GRACE_MS: number;
+  METRICS_TOKEN?: string;
+  METRICS_PORT?: number;
+  METRICS_HOST?: string;
+  HTTP_HEADERS_TIMEOUT_MS: number;
+  HTTP_REQUEST_TIMEOUT_MS: number;
+  HTTP_MAX_CONNECTIONS: number;
+  SUBSCRIPTIONS_MAX_PER_CONNECTION: number;
+  SUBSCRIPTIONS_MAX_PER_CLIENT: number;
+  SUBSCRIPTIONS_MAX_TOTAL: number;
   GRAPHQL_MAX_DEPTH: number;
   GRAPHQL_MAX_ALIASES: number;
   GRAPHQL_MAX_COST: number;
@@ -101,7 +159,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // server, `pnpm db:migrate` and `pnpm db:seed` always agree on where the embedded database is.
   const dataDir = path.resolve(repoRoot, raw.DATA_DIR);
   return {
-    nodeEnv: raw.NODE_ENV,
+    // Unset means development for secrets (generated, kept in DATA_DIR), but errors stay masked unless asked for.
+    nodeEnv: raw.NODE_ENV ?? 'development',
+    exposeErrors: raw.NODE_ENV === 'development',
     host: raw.HOST,
     port: raw.PORT,
     logLevel: raw.LOG_LEVEL,
@@ -120,7 +180,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxBatch: raw.GRAPHQL_MAX_BATCH,
     },
     defaultRateLimit: { max: raw.RATE_LIMIT_MAX, windowMs: raw.RATE_LIMIT_WINDOW_MS },
-    rateLimits: { loginMax: raw.LOGIN_RATE_LIMIT_MAX, refreshMax: raw.REFRESH_RATE_LIMIT_MAX },
+    rateLimits: {
+      loginMax: raw.LOGIN_RATE_LIMIT_MAX,
+      refreshMax: raw.REFRESH_RATE_LIMIT_MAX,
+      loginIpMax: raw.LOGIN_IP_RATE_LIMIT_MAX,
+      loginAccount: { max: raw.LOGIN_ACCOUNT_RATE_LIMIT_MAX, windowMs: raw.LOGIN_ACCOUNT_RATE_LIMIT_WINDOW_MS },
+      signup: { max: raw.SIGNUP_RATE_LIMIT_MAX, windowMs: raw.SIGNUP_RATE_LIMIT_WINDOW_MS },
+    },
+    trustProxy: parseTrustProxy(raw.TRUST_PROXY),
+    refreshReuseGraceMs: raw.REFRESH_REUSE_GRACE_MS,
+    metrics: { token: raw.METRICS_TOKEN, port: raw.METRICS_PORT, host: raw.METRICS_HOST },
+    http: { headersTimeoutMs: raw.HTTP_HEADERS_TIMEOUT_MS, requestTimeoutMs: raw.HTTP_REQUEST_TIMEOUT_MS, maxConnections: raw.HTTP_MAX_CONNECTIONS },
+    subscriptionLimits: {
+      perConnection: raw.SUBSCRIPTIONS_MAX_PER_CONNECTION,
+      perClient: raw.SUBSCRIPTIONS_MAX_PER_CLIENT,
+      total: raw.SUBSCRIPTIONS_MAX_TOTAL,
+    },
     secrets: resolveSecrets(env, { dataDir, production: raw.NODE_ENV === 'production' }),
     admin: raw.ADMIN_EMAIL && raw.ADMIN_PASSWORD ? { email: raw.ADMIN_EMAIL, password: raw.ADMIN_PASSWORD } : undefined,
     oauthProviders: parseOAuthProviders(data),
@@ -137,4 +212,16 @@ function parseCorsOrigins(value: string | undefined): string[] {
   const bad = origins.filter((origin) => !/^https?:\/\/[^/\s]+$/.test(origin));
   if (bad.length > 0) throw new Error(`CORS_ORIGINS: not an origin (scheme://host[:port]): ${bad.join(', ')}`);
   return [...new Set(origins)];
+}
+
+/** `TRUST_PROXY`: `false` (default), `true`, a hop count, or proxy addresses/CIDRs, as Fastify's `trustProxy` takes them. */
+function parseTrustProxy(value: string): boolean | number | string {
+  if (value === 'false') return false;
+  if (value === 'true') return true;
+  if (/^[0-9]+$/.test(value)) return Number(value);
+  return value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '')
+    .join(',');
 }

@@ -17,7 +17,8 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
   const yoga = createYoga<ServerContext>({
     schema: buildGraphQLSchema(),
     graphqlEndpoint: '/graphql',
-    context: (server) => createGraphQLContext(app.services, 'req' in server ? server.req.principal : server.principal),
+    context: (server) =>
+      'req' in server ? createGraphQLContext(app.services, server.req.principal, server.req) : createGraphQLContext(app.services, server.principal),
     maskedErrors: { maskError, isDev: !production },
     graphiql: { title: 'users-posts GraphQL' },
     plugins: [...limitPlugins(app.config.graphqlLimits), streams.plugin, app.metrics.subscriptionsPlugin],

@@ -3,9 +3,9 @@ import { createTestDatabase } from '@users-posts/db/testing';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
 import type { Config } from '../../src/config.js';
-import { testConfig } from './config.js';
+import { testConfig, type TestConfigOverrides } from './config.js';
 
-export async function createTestApp(overrides: Partial<Config> = {}): Promise<FastifyInstance> {
+export async function createTestApp(overrides: TestConfigOverrides = {}): Promise<FastifyInstance> {
   const database = await createTestDatabase();
   return buildApp(testConfig(overrides), { database });
 }

@@ -9,12 +9,12 @@ import type { Clock } from '../../src/auth/clock.js';
 import { hashPassword } from '../../src/auth/passwords.js';
 import { sign } from '../../src/auth/signature.js';
 import type { Config } from '../../src/config.js';
-import { testConfig } from './config.js';
+import { testConfig, type TestConfigOverrides } from './config.js';
 
 export const PASSWORD = 'correct horse battery staple';
 
 /** The real app on an isolated test database, with an optional hand-moved clock. */
-export async function createAuthTestApp(options: { clock?: Clock; config?: Partial<Config> } = {}): Promise<FastifyInstance> {
+export async function createAuthTestApp(options: { clock?: Clock; config?: TestConfigOverrides } = {}): Promise<FastifyInstance> {
   return buildApp(testConfig(options.config), { database: await createTestDatabase(), ...(options.clock ? { clock: options.clock } : {}) });
 }
 

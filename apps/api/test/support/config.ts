@@ -5,10 +5,14 @@ import type { Config } from '../../src/config.js';
 import { DEFAULT_GRAPHQL_LIMITS } from '../../src/graphql/limits.js';
 import { generateSecrets } from '../../src/secrets.js';
 
-export function testConfig(overrides: Partial<Config> = {}): Config {
+/** Config fields a test may override; the rate-limit buckets one by one (the others keep their defaults). */
+export type TestConfigOverrides = Omit<Partial<Config>, 'rateLimits'> & { rateLimits?: Partial<Config['rateLimits']> };
+
+export function testConfig({ rateLimits, ...overrides }: TestConfigOverrides = {}): Config {
   const dataDir = path.join(os.tmpdir(), 'users-posts-test');
   return {
     nodeEnv: 'test',
+    exposeErrors: false,
     host: '127.0.0.1',
     port: 0,
     logLevel: process.env.TEST_LOG_LEVEL ?? 'silent',
@@ -19,7 +23,20 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     redisUrl: undefined,
     graphqlLimits: DEFAULT_GRAPHQL_LIMITS,
     defaultRateLimit: { max: 1000, windowMs: 60_000 },
-    rateLimits: { loginMax: 10, refreshMax: 60 },
+    rateLimits: {
+      loginMax: 10,
+      refreshMax: 60,
+      loginIpMax: 20,
+      loginAccount: { max: 30, windowMs: 900_000 },
+      signup: { max: 30, windowMs: 3_600_000 },
+      ...rateLimits,
+    },
+    trustProxy: false,
+    refreshReuseGraceMs: 0,
+    // Tests read /metrics with this token (production reads it only with METRICS_TOKEN or on METRICS_PORT).
+    metrics: { token: 'test-metrics-token-0123456789' },
+    http: { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, maxConnections: 10_000 },
+    subscriptionLimits: { perConnection: 10, perClient: 50, total: 10_000 },
     secrets: generateSecrets(),
     admin: undefined,
     oauthProviders: [],
