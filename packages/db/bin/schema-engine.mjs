@@ -24,6 +24,7 @@ import { parseArgs } from 'node:util';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { parseIntoClientConfig } from 'pg-connection-string';
+import { lockDirectory } from '../src/directory-lock.js';
 import { openSchemaEngine, schemaEngineVersion } from '../src/engine/load-wasm-engine.js';
 import { pgMigrationAdapter, pgliteMigrationAdapter } from '../src/engine/migration-adapters.js';
 import { SHADOW_GAP, createMigrationViaReplay, diffWithMigrationsViaReplay, evaluateDataLossViaReplay } from '../src/engine/shadow-replay.js';
@@ -52,6 +53,40 @@ function target(url) {
 
 /** A PGlite data directory holds PG_VERSION once initialised. @param {string} dir */
 const pgliteExists = (dir) => existsSync(path.join(dir, 'PG_VERSION'));
+
+/** The refusal of the data directory's lock, reported instead of the engine's opaque "External error". @type {Error | undefined} */
+let lockFailure;
+
+/**
+ * PGlite on `dir` (in memory without one), owning the directory like every other opener (src/directory-lock.js): a
+ * `prisma migrate` while the server runs is refused with the server's pid instead of corrupting its data.
+ * @param {string | undefined} dir
+ */
+async function openLocked(dir) {
+  if (!dir) return PGlite.create();
+  let release;
+  try {
+    release = lockDirectory(dir);
+  } catch (error) {
+    lockFailure = /** @type {Error} */ (error); // the WASM engine passes it on only as "External error id#N"
+    throw error;
+  }
+  try {
+    const pglite = await PGlite.create(dir);
+    const close = pglite.close.bind(pglite);
+    pglite.close = async () => {
+      try {
+        await close();
+      } finally {
+        release();
+      }
+    };
+    return pglite;
+  } catch (error) {
+    release();
+    throw error;
+  }
+}
 
 /** `cli can-connect-to-database`: the CLI offers `create-database` when this reports P1003. */
 async function canConnect() {
@@ -82,7 +117,7 @@ async function createDatabase() {
   if (db.kind === 'pglite') {
     if (!db.dir || pgliteExists(db.dir)) return { databaseName: 'pglite' };
     await mkdir(db.dir, { recursive: true });
-    await (await PGlite.create(db.dir)).close(); // initialises the directory
+    await (await openLocked(db.dir)).close(); // initialises the directory
     return { databaseName: 'pglite' };
   }
   const config = /** @type {pg.ClientConfig} */ (parseIntoClientConfig(db.url));
@@ -104,7 +139,7 @@ async function startEngine() {
   const factory =
     db.kind === 'postgres'
       ? pgMigrationAdapter(db.url)
-      : pgliteMigrationAdapter(async () => (pglite ??= await PGlite.create(db.dir)));
+      : pgliteMigrationAdapter(async () => (pglite ??= await openLocked(db.dir)));
   const files = /** @type {string[]} */ (args.datamodels ?? []);
   // The engine needs at least one schema file, even for commands that only use the URL.
   /** @type {[string, string][]} */
@@ -122,7 +157,7 @@ async function startEngine() {
 
 /** The native engine's JSON-RPC error object. @param {any} error @param {boolean} isPanic */
 function rpcError(error, isPanic) {
-  const full = String(error?.message ?? error);
+  const full = lockFailure?.message ?? String(error?.message ?? error);
   const message = full.split(/\n\s+0: /)[0]; // drop the engine's span trace
   return { code: 4466, message: 'An error happened. Check the data field for details.', data: { is_panic: isPanic, message, meta: { full_error: full }, error_code: error?.code } };
 }

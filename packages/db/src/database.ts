@@ -5,6 +5,7 @@ import type { SqlDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import pg from 'pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaClient } from './generated/prisma/client.js';
+import { lockDirectory } from './directory-lock.js';
 import { applyMigrations } from './migrate.js';
 import { tapAdapterFactory } from './statement-counter.js';
 
@@ -130,7 +131,28 @@ export async function openPostgresDatabase(
  */
 export const PGLITE_POSTGRESQL_CONF = ['shared_buffers = 16MB', 'temp_buffers = 4MB', 'work_mem = 4MB'];
 
-/** Open (creating it if needed) a PGlite data directory, or an in-memory database for `memory://`. */
+/**
+ * Open (creating it if needed) a PGlite data directory, or an in-memory database for `memory://`. The directory is
+ * owned by this process until the instance is closed (or the process exits): a second opener, here or in another
+ * process (`pnpm db:seed`, a second server, `pnpm db:migrate`), gets DirectoryLockedError naming this pid at once.
+ */
 export async function openPGlite(dataDir: string): Promise<PGlite> {
-  return PGlite.create(dataDir === 'memory://' ? undefined : dataDir, { postgresqlconf: PGLITE_POSTGRESQL_CONF });
+  if (dataDir === 'memory://') return PGlite.create(undefined, { postgresqlconf: PGLITE_POSTGRESQL_CONF });
+  const release = lockDirectory(dataDir);
+  let pglite: PGlite;
+  try {
+    pglite = await PGlite.create(dataDir, { postgresqlconf: PGLITE_POSTGRESQL_CONF });
+  } catch (error) {
+    release();
+    throw error;
+  }
+  const close = pglite.close.bind(pglite);
+  pglite.close = async () => {
+    try {
+      await close();
+    } finally {
+      release();
+    }
+  };
+  return pglite;
 }

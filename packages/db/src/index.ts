@@ -7,6 +7,7 @@ import { openPGlite, openPGliteDatabase, openPostgresDatabase, type Database, ty
 export type { Database, DatabaseKind, PoolOptions, PoolStats } from './database.js';
 export { DEFAULT_POOL_OPTIONS } from './database.js';
 export { isDatabaseUnavailableError } from './unavailable.js';
+export { DirectoryLockedError, directoryOwner, lockDirectory, type DirectoryOwner } from './directory-lock.js';
 export { applyMigrations, readMigrations, MIGRATIONS_DIR, type MigrationTarget } from './migrate.js';
 export { countStatements, type StatementCounter } from './statement-counter.js';
 export { PrismaClient, Prisma, Role, OrderStatus } from './generated/prisma/client.js';
