@@ -1,6 +1,6 @@
 // Runs a parsed collection query against one Prisma model: ordering, keyset cursors, totals.
 import type { CollectionQuery, SortDirection } from './query.js';
-import { decodeCursor, encodeCursor, type CursorValue } from './cursor.js';
+import { decodeCursor, encodeCursor, type CursorKind, type CursorScope, type CursorValue } from './cursor.js';
 
 /** The two calls of a Prisma model delegate a page needs (kept loose: one helper serves every model). */
 export interface PageableModel<Row> {
@@ -13,11 +13,23 @@ export type PageResult<Row> =
   | { mode: 'cursor'; items: Row[]; nextCursor: string | null; hasMore: boolean };
 
 export interface PageOptions {
+  /** The collection's name, so its cursors are refused by every other listing (SPEC §4). */
+  collection: string;
   where: object;
   /** Sort fields whose column can be NULL (sorted last in both directions). */
   nullable?: readonly string[];
   /** Fields holding dates, so cursor values are turned back into Date objects. */
   dates?: readonly string[];
+  /** Fields holding integers, and enum fields with their values (other fields are text): cursor values are checked. */
+  integers?: readonly string[];
+  enums?: Readonly<Record<string, readonly string[]>>;
+}
+
+function cursorKind(field: string, options: PageOptions): CursorKind {
+  if (field === 'id') return 'id';
+  if (options.dates?.includes(field)) return 'date';
+  if (options.integers?.includes(field)) return 'integer';
+  return options.enums?.[field] ?? 'string';
 }
 
 function orderBy(field: string, direction: SortDirection, nullable: boolean): object[] {
@@ -45,10 +57,12 @@ export async function findPage<Row extends { id: number }>(
   const { paging } = query;
 
   if (paging.mode === 'cursor') {
+    // The `where` holds the filters and the search, so it is the listing's identity together with collection and sort.
+    const scope: CursorScope = { collection: options.collection, field, direction, filters: options.where };
     let where = options.where;
     if (paging.cursor) {
-      const position = decodeCursor(paging.cursor, field, direction);
-      const value = position.v !== null && options.dates?.includes(field) ? new Date(position.v) : position.v;
+      const position = decodeCursor(paging.cursor, scope, { kind: cursorKind(field, options), nullable });
+      const value = position.value !== null && options.dates?.includes(field) ? new Date(position.value) : position.value;
       where = { AND: [options.where, after(field, direction, value, position.id, nullable)] };
     }
     const rows = await model.findMany({ where, orderBy: order, take: paging.limit + 1 });
@@ -56,7 +70,7 @@ export async function findPage<Row extends { id: number }>(
     const items = rows.slice(0, paging.limit);
     const last = items.at(-1);
     const nextCursor =
-      hasMore && last ? encodeCursor(field, direction, (last as Record<string, unknown>)[field] as CursorValue, last.id) : null;
+      hasMore && last ? encodeCursor(scope, (last as Record<string, unknown>)[field] as CursorValue, last.id) : null;
     return { mode: 'cursor', items, nextCursor, hasMore };
   }
 

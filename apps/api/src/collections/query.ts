@@ -1,5 +1,6 @@
 // Parses the collection conventions of SPEC §4 (paging mode, sort syntaxes, fields, search) once for every list.
 import { AppError } from '../errors.js';
+import { isStorableText } from '../services/validation.js';
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
@@ -16,7 +17,10 @@ export interface CollectionQuery<Field extends string = string> {
   sort: { field: Field; direction: SortDirection };
   /** Fields to keep in each item (always with `id`); undefined keeps every field. */
   fields: string[] | undefined;
-  /** Case-insensitive substring to search for. */
+  /**
+   * Case-insensitive substring to search for, escaped for Prisma's `contains` (a LIKE pattern whose wildcards Prisma
+   * does not escape: `q=100%` matched "1000", `q=%` matched everything), so `%`, `_` and `\` are literal.
+   */
   search: string | undefined;
 }
 
@@ -46,7 +50,18 @@ export interface CollectionRules<Field extends string> {
 const badParameter = (parameter: string, message: string): AppError =>
   new AppError('BAD_QUERY_PARAMETER', `Invalid ${parameter}: ${message}`, [{ field: parameter, message }]);
 
+/**
+ * `page` and `offset` have no upper bound in the contract, so `1e400` arrived as Infinity (a 500: the page number
+ * could not be answered). A huge finite one is just past the end (an empty page, see findPage).
+ */
+function position(params: CollectionParams, name: 'page' | 'offset'): void {
+  const value = params[name];
+  if (value !== undefined && !Number.isFinite(value)) throw badParameter(name, 'must be a finite integer');
+}
+
 function parsePaging(params: CollectionParams): Paging {
+  position(params, 'page');
+  position(params, 'offset');
   if (params.cursor !== undefined) {
     return { mode: 'cursor', cursor: params.cursor || undefined, limit: params.limit ?? DEFAULT_PAGE_SIZE };
   }
@@ -88,16 +103,24 @@ function parseFields(value: string | undefined, selectable: readonly string[]): 
   return [...new Set(['id', ...names])];
 }
 
+/** `text` as a LIKE pattern matching itself: `\`, `%` and `_` escaped with PostgreSQL's default escape `\`. */
+export function likeLiteral(text: string): string {
+  return text.replace(/[\\%_]/g, (char) => `\\${char}`);
+}
+
 export function parseCollectionQuery<Field extends string>(
   params: CollectionParams,
   rules: CollectionRules<Field>,
 ): CollectionQuery<Field> {
   const search = (params.q ?? params.search)?.trim();
+  if (search !== undefined && !isStorableText(search)) {
+    throw badParameter(params.q !== undefined ? 'q' : 'search', 'must not contain NUL characters or unpaired surrogates');
+  }
   return {
     paging: parsePaging(params),
     sort: parseSort(params, rules.sortable),
     fields: parseFields(params.fields, rules.selectable),
-    search: search ? search : undefined,
+    search: search ? likeLiteral(search) : undefined,
   };
 }
 

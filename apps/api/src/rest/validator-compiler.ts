@@ -2,6 +2,8 @@
 import { Ajv, type Options } from 'ajv';
 import ajvFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
+import type { FastifySchemaValidationError } from 'fastify/types/schema.js';
+import { isStorableText } from '../services/validation.js';
 
 // ajv-formats is CommonJS: under ESM its plugin function is the `default` member of module.exports.
 const addFormats = ajvFormats.default;
@@ -13,5 +15,40 @@ export function createValidatorCompiler(): FastifySchemaCompiler<object> {
   const exact = new Ajv({ ...common, coerceTypes: false });
   addFormats(coercing);
   addFormats(exact);
-  return ({ schema, httpPart }) => (httpPart === 'body' ? exact : coercing).compile(schema);
+  return ({ schema, httpPart }) => withStorableText((httpPart === 'body' ? exact : coercing).compile(schema));
+}
+
+/** The JSON-pointer path of the first string (key or value) PostgreSQL cannot store, or undefined. */
+function unstorablePath(value: unknown, path = ''): string | undefined {
+  if (typeof value === 'string') return isStorableText(value) ? undefined : path;
+  if (!value || typeof value !== 'object') return undefined;
+  for (const [key, item] of Object.entries(value)) {
+    const at = `${path}/${key}`;
+    if (!isStorableText(key)) return at;
+    const found = unstorablePath(item, at);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+type Validate = ((data: unknown) => boolean) & { errors?: FastifySchemaValidationError[] | null | undefined };
+
+/**
+ * Every string of every REST input (path, query, body) is text PostgreSQL can store: a NUL byte was a 500 from the
+ * database, an unpaired surrogate was stored as U+FFFD. Refused here once, with Ajv's error shape (400/422 naming it).
+ */
+function withStorableText(validate: Validate): Validate {
+  const checked: Validate = (data) => {
+    if (!validate(data)) {
+      checked.errors = validate.errors;
+      return false;
+    }
+    const path = unstorablePath(data);
+    if (path === undefined) return true;
+    checked.errors = [
+      { keyword: 'storableText', instancePath: path, schemaPath: '#', params: {}, message: 'must not contain NUL characters or unpaired surrogates' },
+    ];
+    return false;
+  };
+  return checked;
 }

@@ -29,7 +29,7 @@ export class CommentsService {
   page(query: CollectionQuery<CommentSortField>, filter: CommentFilter = {}): Promise<PageResult<Comment>> {
     const where: Prisma.CommentWhereInput = { postId: filter.postId, authorId: filter.userId };
     if (query.search) where.body = { contains: query.search, mode: 'insensitive' };
-    return findPage(this.prisma.comment, query, { where, dates: ['createdAt'] });
+    return findPage(this.prisma.comment, query, { collection: 'comments', where, dates: ['createdAt'] });
   }
 
   async get(id: string | number): Promise<Comment | null> {

@@ -97,7 +97,7 @@ export class OrdersService {
     const owner = await this.authorize(principal, userId);
     const where: Prisma.OrderWhereInput = { userId: owner.userId, status: filter.status };
     if (query.search) where.product = { contains: query.search, mode: 'insensitive' };
-    return findPage(this.pageable, query, { where, dates: ['createdAt'] });
+    return findPage(this.pageable, query, { collection: 'orders', where, dates: ['createdAt'], integers: ['totalCents'], enums: { status: ORDER_STATUSES } });
   }
 
   async get(principal: Principal, userId: string | number, orderId: string | number): Promise<Order> {

@@ -6,10 +6,25 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 type Check = (value: unknown) => string | undefined;
 
+// An unpaired UTF-16 surrogate (String.prototype.isWellFormed is ES2024, beyond this workspace's lib).
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * Text PostgreSQL can store: no NUL (a `text` value cannot hold U+0000: the database refused it with a 500) and no
+ * unpaired surrogate (silently stored as U+FFFD, so what was read back differed from what was written).
+ */
+export function isStorableText(value: string): boolean {
+  return !value.includes('\u0000') && !LONE_SURROGATE.test(value);
+}
+
+const UNSTORABLE = 'must not contain NUL characters or unpaired surrogates';
+
 const text = (min: number, max: number): Check => (value) =>
   typeof value !== 'string'
     ? 'must be a string'
-    : value.trim().length < min
+    : !isStorableText(value)
+      ? UNSTORABLE
+      : value.trim().length < min
       ? `must not be empty`
       : value.length > max
         ? `must be at most ${max} characters`
@@ -18,9 +33,9 @@ const text = (min: number, max: number): Check => (value) =>
 export const rules = {
   name: text(1, 100),
   email: (value: unknown) =>
-    typeof value !== 'string' ? 'must be a string' : value.length > EMAIL_MAX ? `must be at most ${EMAIL_MAX} characters` : EMAIL.test(value) ? undefined : 'must be an e-mail address',
+    typeof value !== 'string' ? 'must be a string' : value.length > EMAIL_MAX ? `must be at most ${EMAIL_MAX} characters` : !isStorableText(value) ? UNSTORABLE : EMAIL.test(value) ? undefined : 'must be an e-mail address',
   password: (value: unknown) =>
-    typeof value !== 'string' ? 'must be a string' : value.length < 8 || value.length > 128 ? 'must be 8 to 128 characters' : undefined,
+    typeof value !== 'string' ? 'must be a string' : !isStorableText(value) ? UNSTORABLE : value.length < 8 || value.length > 128 ? 'must be 8 to 128 characters' : undefined,
   age: (value: unknown) =>
     value === null ? undefined : !Number.isInteger(value) || (value as number) < 0 || (value as number) > 150 ? 'must be an integer from 0 to 150' : undefined,
   title: text(1, 200),

@@ -12,7 +12,13 @@ export const nastyString = (): fc.Arbitrary<string> =>
     fc.string({ unit: 'grapheme', maxLength: 40 }),
     fc.string({ unit: 'binary', maxLength: 40 }),
     fc.constantFrom('', ' ', '\u0000', '\uFFFF', '\uD800', '😀', 'null', 'undefined', 'NaN', '-0', '1e309', "' OR 1=1 --", '%00', '__proto__', '{"a":1}', '<script>'),
+    // Otherwise valid text with one character PostgreSQL cannot store (NUL) or UTF-8 cannot carry (a lone surrogate):
+    // plain random strings rarely pass a field's other rules with one inside, so they never reached the database.
+    fc.tuple(fc.string({ minLength: 1, maxLength: 20 }), poison(), fc.string({ maxLength: 20 })).map(([head, bad, tail]) => `${head}${bad}${tail}`),
   );
+
+/** One character the database cannot store or UTF-8 cannot encode. */
+export const poison = (): fc.Arbitrary<string> => fc.constantFrom('\u0000', '\uD800', '\uDBFF', '\uDC00', '\uDFFF');
 
 function stringFor(schema: Schema): fc.Arbitrary<string> {
   const minLength = (schema.minLength as number | undefined) ?? 0;
@@ -118,6 +124,17 @@ const MUTATIONS: Mutation[] = [
     return fc.tuple(fc.integer({ min: 10, max: 2_000 }), fc.boolean(), keys.length === 0 ? fc.constant(undefined) : fc.option(fc.constantFrom(...keys))).map(([depth, asArray, key]) =>
       key == null ? deeplyNested(depth, asArray) : { ...object, [key]: deeplyNested(depth, asArray) },
     );
+  },
+  // a valid string field with a NUL byte or a lone surrogate inside (it passes length and format rules)
+  (value) => {
+    const object = asObject(value);
+    const keys = object ? Object.keys(object).filter((key) => typeof object[key] === 'string') : [];
+    if (keys.length === 0) return fc.constant(value);
+    return fc.tuple(fc.constantFrom(...keys), poison(), fc.nat()).map(([key, bad, at]) => {
+      const text = object![key] as string;
+      const cut = text.length === 0 ? 0 : at % (text.length + 1);
+      return { ...object, [key]: `${text.slice(0, cut)}${bad}${text.slice(cut)}` };
+    });
   },
   // numbers at and past every edge
   (value) => {

@@ -1,7 +1,7 @@
 // Arbitrary REST requests for one contract operation: path parameters, query strings, bodies, content types, callers.
 import fc from 'fast-check';
 import { encode, RAW_URL_PIECES } from './encoding.js';
-import { mutated, nastyString, valid } from './json-schema.js';
+import { mutated, nastyString, poison, valid } from './json-schema.js';
 import { resolve, type FuzzOperation, type Parameter } from './operations.js';
 
 export type Caller = 'anonymous' | 'user' | 'admin' | 'garbage';
@@ -27,7 +27,31 @@ export interface RestRequest {
 /** Known row ids by the collection segment that precedes a path parameter (`users`, `posts`, `orders`, ...). */
 export type IdPools = Record<string, number[]>;
 
-const numberLike = fc.constantFrom('0', '-1', '2147483647', '2147483648', '-2147483649', '9007199254740993', '99999999999999999999999', '1e3', '1e400', '0x10', '1.5', '01', '+1', ' 1', 'NaN', 'Infinity', '-0', '１', 'true', 'null');
+const numberLike = fc.constantFrom('0', '-1', '2147483647', '2147483648', '-2147483649', '9007199254740993', '99999999999999999999999', '1e3', '1e400', '-1e400', '1E+400', '1e-400', '0x10', '1.5', '1.0', '01', '+1', ' 1', '1 ', 'NaN', 'Infinity', '-Infinity', '-0', '１', 'true', 'null');
+
+const base64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+
+/**
+ * Cursors as an attacker forges them: the real shape (`f` sort field, `d` direction, `v` value, `id`, `s` fingerprint)
+ * with values of the wrong type for the sort field, ids beyond int4, foreign or missing fingerprints, other shapes.
+ */
+export const forgedCursor = (): fc.Arbitrary<string> =>
+  fc.oneof(
+    fc
+      .record({
+        f: fc.constantFrom('id', 'name', 'email', 'age', 'createdAt', 'title', 'totalCents', 'status', '__proto__'),
+        d: fc.constantFrom('asc', 'desc', 'up'),
+        v: fc.oneof(
+          fc.constantFrom(null, 'not a date', '2026-01-01T00:00:00.000Z', 'KING', 'paid', '', 1e300, -1e300, 2_147_483_648, 1.5, -0, true, [1], { gt: 1 }),
+          fc.string({ maxLength: 10 }).chain((text) => poison().map((bad) => `${text}${bad}`)),
+          fc.integer(),
+        ),
+        id: fc.constantFrom<unknown>(1, 0, -1, 2_147_483_648, 1e300, '1', null, 1.5),
+        s: fc.option(fc.string({ maxLength: 16 }), { nil: undefined }),
+      })
+      .map(base64url),
+    fc.constantFrom<unknown>([], [1, 2], null, 'x', 1, { f: 'id' }).map(base64url),
+  );
 
 /** The collection a path parameter points into: the segment before it (`/users/{id}` → users, `{postId}` → posts). */
 function poolOf(operation: FuzzOperation, parameter: Parameter): string {
@@ -59,6 +83,9 @@ function queryValue(parameter: Parameter): fc.Arbitrary<string> {
     { weight: 2, arbitrary: numberLike },
     { weight: 2, arbitrary: nastyString() },
     { weight: 1, arbitrary: fc.constantFrom('', 'id,desc', '-id', 'id,sideways', 'name,email,nope', 'ADMIN', 'KING', 'eyJpZCI6MX0', 'eyJpZCI6Ii0xIn0', 'not-a-cursor', 'x'.repeat(5000)) },
+    // the classes issue 10 found past the fuzz: forged cursors, and valid-looking values with a NUL inside
+    { weight: parameter.name === 'cursor' ? 4 : 0, arbitrary: forgedCursor() },
+    { weight: 1, arbitrary: valid(parameter.schema, resolve).chain((value) => poison().map((bad) => `${String(value)}${bad}`)) },
   );
 }
 
@@ -97,6 +124,11 @@ const rawText = (validJson: fc.Arbitrary<string>) =>
     nastyString(),
     validJson.chain((text) => fc.nat({ max: Math.max(0, text.length - 1) }).map((cut) => text.slice(0, cut))),
     fc.constantFrom('{', '[', '{"a":', '{"a":1,}', "{'a':1}", '\uFEFF{}', '{"name":"a","name":1}', '{"__proto__":{"isAdmin":true}}', '{"constructor":{"prototype":{"x":1}}}', 'null', '"text"', '1e999', 'NaN', '['.repeat(100_000)),
+    // valid JSON whose first number is written beyond any range (a JS value cannot hold it, so only raw text sends it)
+    validJson.chain((text) => fc.constantFrom('1e400', '-1e400', '99999999999999999999', '1E+308', '-0', '0.1e1').map((number) => text.replace(/(?<=:)-?\d+(\.\d+)?/, number))),
+    // valid JSON with an escaped NUL or lone surrogate in its first string (JSON.stringify of a JS string escapes them too,
+    // but this reaches parsers that handle escapes themselves)
+    validJson.chain((text) => fc.constantFrom('\\u0000', '\\ud800', '\\udfff').map((escape) => text.replace(/(?<=:")/, escape))),
   );
 
 function body(operation: FuzzOperation, method: string): fc.Arbitrary<Body> {
