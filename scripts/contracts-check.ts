@@ -1,6 +1,8 @@
-// `pnpm contracts:check`: fails on stale generated code, server/contract drift, or a breaking contract change.
+// `pnpm contracts:check`: fails on stale generated code, a GraphQL root field without an access decision,
+// server/contract drift, or a breaking contract change.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { authDecisionProblems } from './contracts/auth-decisions.js';
 import { generateContracts, repoRoot } from './contracts/generate.js';
 import { graphqlDrift, restDrift } from './contracts/drift.js';
 import { checkBreakingAgainst, defaultBaseRev } from './contracts/breaking.js';
@@ -34,6 +36,10 @@ await run('generated contract files are up to date', async () => {
   }
   return stale;
 });
+
+await run('every GraphQL Query, Mutation and Subscription field has @auth or @public', async () =>
+  authDecisionProblems(await readFile(path.join(repoRoot, 'schema/schema.graphql'), 'utf8')),
+);
 
 const { buildApp } = await import('../apps/api/src/app.js');
 const { testConfig } = await import('../apps/api/test/support/config.js');

@@ -202,8 +202,18 @@ describe('GET /auth/oauth/{provider}/callback: logging in', () => {
     expect(await counts()).toMatchObject({ users: before.users + 1, accounts: before.accounts + 1 });
   });
 
-  it('links the first login to the existing user with the same verified e-mail', async () => {
-    const existing = await app.db.prisma.user.create({ data: { name: 'Existing', email: 'linked@example.com', passwordHash: 'x' } });
+  it('an existing account with a password whose e-mail this service never verified is not linked → 409 (issue 10)', async () => {
+    await app.db.prisma.user.create({ data: { name: 'Existing', email: 'unverified@example.com', passwordHash: 'x' } });
+    const before = await counts();
+    const { result } = await login({ sub: newSubject(), email: 'unverified@example.com', email_verified: true, name: 'Other Name' });
+    await expectRefused(result, 409, before);
+    expect(result.json().message).toContain('/auth/oauth/local/authorize?link=true');
+  });
+
+  it('links the first login to the existing USER whose e-mail this service verified', async () => {
+    const existing = await app.db.prisma.user.create({
+      data: { name: 'Existing', email: 'linked@example.com', passwordHash: 'x', emailVerifiedAt: new Date() },
+    });
     const before = await counts();
     const subject = newSubject();
     const { result } = await login({ sub: subject, email: 'LINKED@example.com', email_verified: true, name: 'Other Name' });

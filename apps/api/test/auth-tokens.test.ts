@@ -6,7 +6,6 @@ import { createHmac } from 'node:crypto';
 import { buildApp } from '../src/app.js';
 import { ManualClock } from '../src/auth/clock.js';
 import { hashPassword } from '../src/auth/passwords.js';
-import { CONCURRENT_REFRESH_GRACE_MS } from '../src/auth/refresh-tokens.js';
 import type { Config } from '../src/config.js';
 import { testConfig } from './support/config.js';
 
@@ -115,7 +114,7 @@ describe('seed §3 token lifecycle', () => {
     const first = await loginPair();
     const other = await loginPair(); // another device, another family
     const rotated = (await refresh(first.refreshToken)).json() as Pair;
-    clock.advance(CONCURRENT_REFRESH_GRACE_MS + 1000);
+    clock.advance(1000); // strict by default (SPEC §3): one second later is already reuse
     const versionBefore = await tokenVersion();
 
     const reuse = await refresh(first.refreshToken);
@@ -155,16 +154,36 @@ describe('seed §3 token lifecycle', () => {
 });
 
 describe('concurrent refresh of the same token', () => {
-  it('exactly one of five wins; the others get 409 and nothing is revoked', async () => {
+  it('exactly one of five wins; by default the others are reuse (401) and the user is revoked', async () => {
     const { refreshToken } = await loginPair();
     const responses = await Promise.all(Array.from({ length: 5 }, () => refresh(refreshToken)));
     const statuses = responses.map((r) => r.statusCode).sort();
-    expect(statuses).toEqual([200, 409, 409, 409, 409]);
-    const loser = responses.find((r) => r.statusCode === 409)!;
-    expect(loser.json()).toMatchObject({ code: 40900 });
+    expect(statuses).toEqual([200, 401, 401, 401, 401]);
     const winner = responses.find((r) => r.statusCode === 200)!.json() as Pair;
-    expect((await protectedCall(bearer(winner.accessToken))).statusCode).toBe(200);
-    expect((await refresh(winner.refreshToken)).statusCode).toBe(200);
+    expect401(await protectedCall(bearer(winner.accessToken)));
+    expect401(await refresh(winner.refreshToken));
+  });
+
+  it('with REFRESH_REUSE_GRACE_MS set, the others get 409 and nothing is revoked', async () => {
+    const graceApp = await buildApp(testConfig({ refreshReuseGraceMs: 10_000, rateLimits: { loginMax: 1000, refreshMax: 1000 } }), {
+      database: await createTestDatabase(),
+      clock,
+    });
+    try {
+      await graceApp.db.prisma.user.create({ data: { name: 'Tess', email: 'tess@example.com', passwordHash: await hashPassword(PASSWORD) } });
+      const login = await graceApp.inject({ method: 'POST', url: '/login', payload: { email: 'tess@example.com', password: PASSWORD } });
+      const { refreshToken } = login.json() as Pair;
+      const graceRefresh = () => graceApp.inject({ method: 'POST', url: '/auth/refresh', payload: { refreshToken } });
+      const responses = await Promise.all(Array.from({ length: 5 }, graceRefresh));
+      expect(responses.map((r) => r.statusCode).sort()).toEqual([200, 409, 409, 409, 409]);
+      expect(responses.find((r) => r.statusCode === 409)!.json()).toMatchObject({ code: 40900 });
+      const winner = responses.find((r) => r.statusCode === 200)!.json() as Pair;
+      const keys = await graceApp.inject({ method: 'GET', url: '/api/v1/api-keys', headers: bearer(winner.accessToken) });
+      expect(keys.statusCode).toBe(200);
+      expect((await graceApp.inject({ method: 'POST', url: '/auth/refresh', payload: { refreshToken: winner.refreshToken } })).statusCode).toBe(200);
+    } finally {
+      await graceApp.close();
+    }
   });
 });
 

@@ -42,7 +42,8 @@ beforeAll(async () => {
   provider = await LocalOidcProvider.start();
   flaky = await LocalOidcProvider.start();
   const down = { ...provider.providerConfig('down'), issuer: `http://127.0.0.1:${await closedPort()}` };
-  app = await createTestApp({ oauthProviders: [provider.providerConfig('local'), flaky.providerConfig('flaky'), down] });
+  // The opt-in grace window (REFRESH_REUSE_GRACE_MS) makes the documented refresh 409 reachable without revoking the cast.
+  app = await createTestApp({ refreshReuseGraceMs: 60_000, oauthProviders: [provider.providerConfig('local'), flaky.providerConfig('flaky'), down] });
   // A second app whose default limit is 1 request per window, to provoke a real 429.
   limited = await createTestApp({ defaultRateLimit: { max: 1, windowMs: 60_000 } });
 
@@ -91,8 +92,8 @@ const tooLarge = (url: string, headers: Record<string, string> = {}) =>
   json('POST', url, { name: 'x'.repeat(1_100_000), email: 'big@example.com' }, headers);
 
 /** The whole OpenID Connect login; with `stopBeforeCallback` the issuer goes away between authorize and callback. */
-async function oauthLogin(idp: LocalOidcProvider, name: string, stopBeforeCallback = false): Promise<LightMyRequestResponse> {
-  idp.claims = { sub: `contract-${name}`, email: `oidc-${name}@example.com`, email_verified: true, name: 'Oidc User' };
+async function oauthLogin(idp: LocalOidcProvider, name: string, stopBeforeCallback = false, email = `oidc-${name}@example.com`): Promise<LightMyRequestResponse> {
+  idp.claims = { sub: `contract-${name}-${email}`, email, email_verified: true, name: 'Oidc User' };
   const started = await call({ method: 'GET', url: `/auth/oauth/${name}/authorize` });
   const cookie = started.cookies.find((c) => c.name === OAUTH_TRANSACTION_COOKIE)!.value;
   const redirect = await idp.authorize(started.headers.location as string);
@@ -150,7 +151,7 @@ const cases: Case[] = [
       state.spentRefresh = refreshToken;
       return json('POST', '/auth/refresh', { refreshToken });
     }],
-    [409, 'same token again within the grace period', () => json('POST', '/auth/refresh', { refreshToken: state.spentRefresh })],
+    [409, 'same token again within the opt-in grace window', () => json('POST', '/auth/refresh', { refreshToken: state.spentRefresh })],
     [401, 'not a token', () => json('POST', '/auth/refresh', { refreshToken: 'garbage' })],
     [422, 'no refreshToken', () => json('POST', '/auth/refresh', {})],
   ]),
@@ -186,6 +187,10 @@ const cases: Case[] = [
   ...ops('oauthAuthorize', [
     [302, 'redirect to the provider', () => call({ method: 'GET', url: '/auth/oauth/local/authorize?session=true' })],
     [401, 'a presented API key that fails (found by the fuzz: undeclared before)', () => call({ method: 'GET', url: '/auth/oauth/local/authorize?api_key=nope' })],
+    [403, 'link asked with an API key (needs a session or Bearer)', async () => {
+      const created = await json('POST', '/api/v1/api-keys', { name: 'link' }, bob.headers);
+      return call({ method: 'GET', url: `/auth/oauth/local/authorize?link=true&api_key=${encodeURIComponent(created.json().data.key)}` });
+    }],
     [404, 'unknown provider', () => call({ method: 'GET', url: '/auth/oauth/nope/authorize' })],
     [503, 'issuer unreachable', () => call({ method: 'GET', url: '/auth/oauth/down/authorize' })],
   ]),
@@ -194,6 +199,7 @@ const cases: Case[] = [
     [400, 'provider reported an error', () => call({ method: 'GET', url: '/auth/oauth/local/callback?state=s&error=access_denied' })],
     [401, 'no transaction (state mismatch)', () => call({ method: 'GET', url: '/auth/oauth/local/callback?state=s&code=c' })],
     [404, 'unknown provider', () => call({ method: 'GET', url: '/auth/oauth/nope/callback?state=s&code=c' })],
+    [409, 'the address of an account this service never verified', () => oauthLogin(provider, 'local', false, alice.email)],
     [503, 'issuer gone between authorize and callback', async () => {
       const idp = flaky!;
       flaky = undefined;

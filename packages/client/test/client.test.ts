@@ -49,7 +49,11 @@ const currentUser = gql<{ currentUser: Pick<User, 'id' | 'email'> }>('query Me {
 
 beforeAll(async () => {
   clock = new ManualClock(Date.parse('2026-11-22T10:00:00Z'));
-  app = await buildApp(testConfig({ rateLimits: { loginMax: 1000, refreshMax: 1000 } }), { database: await createTestDatabase(), clock });
+  // The 409 rule of the client needs a server that answers 409: one that opted into REFRESH_REUSE_GRACE_MS.
+  app = await buildApp(testConfig({ refreshReuseGraceMs: 10_000, rateLimits: { loginMax: 1000, refreshMax: 1000 } }), {
+    database: await createTestDatabase(),
+    clock,
+  });
   const user = await app.db.prisma.user.create({ data: { name: 'Cleo', email: 'cleo@example.com', passwordHash: await hashPassword(PASSWORD) } });
   userId = user.id;
   await app.listen({ host: '127.0.0.1', port: 0 });

@@ -28,8 +28,24 @@ export class Identity {
     readonly signingSecret: string,
   ) {
     this.tokens = new TokenCodec(app, clock);
-    this.refreshTokens = new RefreshTokenService(prisma, this.tokens, clock);
     this.sessions = new SessionService(prisma, clock);
+    this.refreshTokens = new RefreshTokenService(prisma, this.tokens, clock, this.sessions, {
+      graceMs: app.config.refreshReuseGraceMs,
+      onRevoked: (userId) => this.revoked(userId),
+    });
     this.apiKeys = new ApiKeyService(prisma, clock);
+  }
+
+  private readonly revocationListeners = new Set<(userId: number) => void>();
+
+  /** Registers a listener told when credentials of a user are revoked in this process (open WebSockets re-verify). */
+  onRevoked(listener: (userId: number) => void): () => void {
+    this.revocationListeners.add(listener);
+    return () => void this.revocationListeners.delete(listener);
+  }
+
+  /** Tells the listeners that credentials of `userId` were revoked (logout, refresh-token reuse). */
+  revoked(userId: number): void {
+    for (const listener of this.revocationListeners) listener(userId);
   }
 }

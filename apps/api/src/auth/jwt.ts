@@ -40,9 +40,12 @@ export interface SignedToken {
   expiresAt: number;
 }
 
-/** Registers both namespaces; `algorithms: ['HS256']` on verify rejects `none` and every other algorithm. */
+/**
+ * Registers both namespaces; `algorithms: ['HS256']` on verify rejects `none` and every other algorithm, and
+ * `requiredClaims: ['exp']` rejects a token that would never expire (fast-jwt otherwise accepts one without `exp`).
+ */
 export async function registerJwt(app: FastifyInstance, secrets: Secrets): Promise<void> {
-  const pinned = { sign: { algorithm: 'HS256' as const }, verify: { algorithms: ['HS256' as const] } };
+  const pinned = { sign: { algorithm: 'HS256' as const }, verify: { algorithms: ['HS256' as const], requiredClaims: ['exp'] } };
   await app.register(fastifyJwt, { namespace: 'access', secret: secrets.jwtAccess, ...pinned });
   await app.register(fastifyJwt, { namespace: 'refresh', secret: secrets.jwtRefresh, ...pinned });
 }
@@ -89,7 +92,7 @@ export class TokenCodec {
     return claims;
   }
 
-  private verify<Claims extends { userId: unknown; jti: unknown }>(run: () => Claims, what: string): Claims {
+  private verify<Claims extends { userId: unknown; jti: unknown; exp: unknown }>(run: () => Claims, what: string): Claims {
     let claims: Claims;
     try {
       claims = run();
@@ -97,7 +100,10 @@ export class TokenCodec {
       const code = (error as { code?: string }).code ?? '';
       throw invalid(/EXPIRED/.test(code) ? `The ${what} has expired` : `Invalid ${what}`);
     }
-    if (!Number.isSafeInteger(claims.userId) || typeof claims.jti !== 'string') throw invalid(`Invalid ${what}`);
+    // `exp` again here: the rule must hold even if a per-call option ever replaced the registered verify options.
+    if (!Number.isSafeInteger(claims.userId) || typeof claims.jti !== 'string' || typeof claims.exp !== 'number') {
+      throw invalid(`Invalid ${what}`);
+    }
     return claims;
   }
 }

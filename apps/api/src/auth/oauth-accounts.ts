@@ -1,5 +1,7 @@
-// Which user an OpenID Connect login is: the account linked to (provider, sub), else the user with that verified e-mail, else a new USER.
-import { Prisma, type PrismaClient } from '@users-posts/db';
+// Which user an OpenID Connect login is: the account linked to (provider, sub); else, for a provider-verified e-mail,
+// the existing account with it only when this service verified that address and the account is a USER; else a new
+// USER. Any other existing account is linked only by its signed-in owner (the authenticated link flow), never here.
+import { Prisma, type PrismaClient, type User } from '@users-posts/db';
 import { AppError } from '../errors.js';
 import type { OidcProfile } from './oauth-flow.js';
 
@@ -27,7 +29,24 @@ function verifiedEmail(profile: OidcProfile): string {
   return email;
 }
 
-async function resolve(prisma: PrismaClient, provider: string, profile: OidcProfile) {
+/** The path a signed-in owner opens to link this provider to their account (documented in openapi.yaml). */
+export const linkPath = (provider: string) => `/auth/oauth/${provider}/authorize?link=true`;
+
+/**
+ * Whether a new identity may be attached to `user` without its owner asking. Anyone can sign up with, or change their
+ * e-mail to, someone else's address (nothing here sends mail), so an unverified address proves nothing about who owns
+ * the account; and a privileged account is never taken over by whoever controls an address at some provider.
+ */
+const autoLinkable = (user: User) => user.emailVerifiedAt !== null && user.role === 'USER';
+
+function linkRefused(provider: string): AppError {
+  return new AppError(
+    'CONFLICT',
+    `An account with this e-mail already exists and cannot be linked automatically. Sign in to that account, then open GET ${linkPath(provider)} to link this ${provider} login to it`,
+  );
+}
+
+async function resolve(prisma: PrismaClient, provider: string, profile: OidcProfile): Promise<User> {
   return prisma.$transaction(async (tx) => {
     const account = await tx.oAuthAccount.findUnique({
       where: { provider_subject: { provider, subject: profile.subject } },
@@ -35,9 +54,10 @@ async function resolve(prisma: PrismaClient, provider: string, profile: OidcProf
     });
     if (account) return account.user;
     const email = verifiedEmail(profile);
-    const user =
-      (await tx.user.findUnique({ where: { email } })) ??
-      (await tx.user.create({ data: { name: displayName(profile, email), email, role: 'USER' } }));
+    const existing = await tx.user.findUnique({ where: { email } });
+    if (existing && !autoLinkable(existing)) throw linkRefused(provider);
+    // A new account's address is verified by the very login that creates it.
+    const user = existing ?? (await tx.user.create({ data: { name: displayName(profile, email), email, role: 'USER', emailVerifiedAt: new Date() } }));
     await tx.oAuthAccount.create({ data: { provider, subject: profile.subject, userId: user.id, email } });
     return user;
   });
@@ -52,5 +72,34 @@ export async function linkOrCreateUser(prisma: PrismaClient, provider: string, p
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
     return resolve(prisma, provider, profile);
+  }
+}
+
+/**
+ * The authenticated link flow: attaches (provider, sub) to `userId`, the user who was signed in when the link was
+ * asked for (recorded in the signed OAuth transaction) — never to anyone else. 409 when the identity is linked to
+ * another user already. When the provider verified the account's own address, this service now knows it verified.
+ */
+export async function linkToUser(prisma: PrismaClient, provider: string, profile: OidcProfile, userId: number): Promise<User> {
+  const link = () =>
+    prisma.$transaction(async (tx) => {
+      const user = await tx.user.findUnique({ where: { id: userId } });
+      if (!user) throw new AppError('UNAUTHENTICATED', 'The account that asked for this link no longer exists');
+      const account = await tx.oAuthAccount.findUnique({ where: { provider_subject: { provider, subject: profile.subject } } });
+      if (account && account.userId !== userId) {
+        throw new AppError('CONFLICT', `This ${provider} login is already linked to another account`);
+      }
+      const email = profile.email?.toLowerCase();
+      if (!account) await tx.oAuthAccount.create({ data: { provider, subject: profile.subject, userId, email: email ?? null } });
+      if (profile.emailVerified && email === user.email && !user.emailVerifiedAt) {
+        return tx.user.update({ where: { id: userId }, data: { emailVerifiedAt: new Date() } });
+      }
+      return user;
+    });
+  try {
+    return await link();
+  } catch (error) {
+    if (!isUniqueViolation(error)) throw error;
+    return link(); // a concurrent link of the same identity: the retry sees its row
   }
 }

@@ -17,7 +17,7 @@ export interface OidcProfile {
 
 export async function authorizationRequest(
   provider: OAuthProvider,
-  options: { session: boolean; now: number },
+  options: { session: boolean; now: number; linkUserId?: number | undefined },
 ): Promise<{ url: URL; transaction: OAuthTransaction }> {
   const client = await provider.client();
   const codeVerifier = oidc.randomPKCECodeVerifier();
@@ -27,6 +27,7 @@ export async function authorizationRequest(
     nonce: oidc.randomNonce(),
     codeVerifier,
     session: options.session,
+    ...(options.linkUserId === undefined ? {} : { linkUserId: options.linkUserId }),
     expiresAt: options.now + OAUTH_TRANSACTION_TTL_SECONDS * 1000,
   };
   const url = oidc.buildAuthorizationUrl(client, {

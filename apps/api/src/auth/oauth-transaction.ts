@@ -20,6 +20,8 @@ export interface OAuthTransaction {
   codeVerifier: string;
   /** The authorize request carried `?session=true`: finish with the sid cookie instead of a token pair. */
   session: boolean;
+  /** `?link=true`: the id of the signed-in user who asked to link this provider; the callback links to them only. */
+  linkUserId?: number;
   /** Epoch milliseconds. */
   expiresAt: number;
 }
@@ -42,7 +44,8 @@ function isTransaction(value: unknown): value is OAuthTransaction {
   return (
     typeof t === 'object' && t !== null &&
     typeof t.provider === 'string' && typeof t.state === 'string' && typeof t.nonce === 'string' &&
-    typeof t.codeVerifier === 'string' && typeof t.session === 'boolean' && typeof t.expiresAt === 'number'
+    typeof t.codeVerifier === 'string' && typeof t.session === 'boolean' && typeof t.expiresAt === 'number' &&
+    (t.linkUserId === undefined || Number.isSafeInteger(t.linkUserId))
   );
 }
 

@@ -5,23 +5,31 @@ import { AppError } from '../errors.js';
 import type { Clock } from './clock.js';
 import { sha256 } from './hashing.js';
 import type { TokenCodec } from './jwt.js';
+import type { SessionService } from './sessions.js';
 
 export interface TokenPair {
   accessToken: string;
   refreshToken: string;
 }
 
-/**
- * How long after a token was spent a second presentation counts as a concurrent duplicate (two tabs, a network
- * retry) rather than theft. Within it the loser gets 409 and nothing is revoked; after it, reuse revokes the user.
- */
-export const CONCURRENT_REFRESH_GRACE_MS = 10_000;
+export interface RefreshReusePolicy {
+  /**
+   * REFRESH_REUSE_GRACE_MS: how long after a token was spent a second presentation counts as a concurrent duplicate
+   * (two tabs, a network retry) rather than theft: 409, nothing revoked. 0 (the default, SPEC §3): any second
+   * presentation is reuse.
+   */
+  graceMs: number;
+  /** Told after a reuse revoked the user (open WebSockets re-verify). */
+  onRevoked?: (userId: number) => void;
+}
 
 export class RefreshTokenService {
   constructor(
     private readonly prisma: PrismaClient,
     private readonly codec: TokenCodec,
     private readonly clock: Clock,
+    private readonly sessions: SessionService,
+    private readonly policy: RefreshReusePolicy = { graceMs: 0 },
   ) {}
 
   /** A fresh access + refresh pair for a login, starting a new family. */
@@ -36,8 +44,9 @@ export class RefreshTokenService {
 
   /**
    * Spends `token` and returns its successor pair. The spend is one conditional UPDATE, so of N concurrent
-   * presentations exactly one wins. A spent token presented again within the grace window → 409 (no harm done);
-   * later → reuse: every family of the user is revoked and tokenVersion bumped (outstanding access tokens die).
+   * presentations exactly one wins. A spent token presented again is reuse (a thief or the owner replays what the
+   * other already rotated): every family of the user is revoked, tokenVersion bumped (outstanding access tokens die)
+   * and every cookie session ended. Only with an opted-in grace window does a presentation within it answer 409.
    */
   async rotate(token: string): Promise<TokenPair> {
     const claims = this.codec.verifyRefresh(token);
@@ -60,10 +69,13 @@ export class RefreshTokenService {
 
     const current = await this.prisma.refreshToken.findUnique({ where: { id: stored.id } });
     const usedAt = current?.usedAt?.getTime();
-    if (current && !current.revokedAt && usedAt !== undefined && now.getTime() - usedAt <= CONCURRENT_REFRESH_GRACE_MS) {
+    const { graceMs } = this.policy;
+    if (graceMs > 0 && current && !current.revokedAt && usedAt !== undefined && now.getTime() - usedAt <= graceMs) {
       throw new AppError('CONFLICT', 'This refresh token was just rotated by a concurrent request; use the newest token pair');
     }
     await this.revokeUser(stored.userId);
+    await this.sessions.destroyAllOf(stored.userId);
+    this.policy.onRevoked?.(stored.userId);
     throw new AppError('UNAUTHENTICATED', 'Refresh token reuse detected: every session of this user was revoked');
   }
 

@@ -2,9 +2,10 @@
 import type { OperationHandlers } from '@users-posts/contracts';
 import { safeEqual } from '../../auth/hashing.js';
 import { completeLogin } from '../../auth/login.js';
-import { linkOrCreateUser } from '../../auth/oauth-accounts.js';
+import { linkOrCreateUser, linkToUser } from '../../auth/oauth-accounts.js';
 import { authorizationRequest, exchangeCode } from '../../auth/oauth-flow.js';
 import { oauthProvider } from '../../auth/oauth-providers.js';
+import { requireUser, type Principal } from '../../auth/principal.js';
 import { clearTransaction, readTransaction, saveTransaction } from '../../auth/oauth-transaction.js';
 import { AppError } from '../../errors.js';
 import type { RestContext } from '../context.js';
@@ -12,11 +13,25 @@ import type { RestContext } from '../context.js';
 // Neither the redirect (it sets the transaction cookie) nor the tokens may be stored by a cache.
 const NO_STORE = { 'cache-control': 'no-store' };
 
+/**
+ * The user asking to link: signed in by session cookie or Bearer token. Not by an API key: a link is a lasting login
+ * (it outlives the key and every logout), so a leaked key must not be able to attach someone else's provider login.
+ */
+function linkingUser(principal: Principal): number {
+  const caller = requireUser(principal);
+  if (caller.via !== 'session' && caller.via !== 'bearer') {
+    throw new AppError('FORBIDDEN', 'Linking a login needs a session cookie or a Bearer access token');
+  }
+  return caller.userId;
+}
+
 export const oauthHandlers = {
   oauthAuthorize: async ({ params, query }, { request, reply }) => {
     const { config, identity } = request.server;
+    // `?link=true`: only a signed-in user may ask, and the identity will be linked to that user alone.
+    const linkUserId = query.link === true ? linkingUser(request.principal) : undefined;
     const provider = oauthProvider(config.oauthProviders, params.provider);
-    const { url, transaction } = await authorizationRequest(provider, { session: query.session === true, now: identity.clock.now() });
+    const { url, transaction } = await authorizationRequest(provider, { session: query.session === true, now: identity.clock.now(), linkUserId });
     saveTransaction(reply, provider.config.redirectUri, transaction);
     return { status: 302, body: undefined, headers: { ...NO_STORE, location: url.href } };
   },
@@ -34,7 +49,10 @@ export const oauthHandlers = {
     const queryStart = request.url.indexOf('?');
     const rawQuery = queryStart < 0 ? '' : request.url.slice(queryStart + 1);
     const profile = await exchangeCode(provider, rawQuery, transaction);
-    const user = await linkOrCreateUser(db.prisma, provider.config.name, profile);
+    const user =
+      transaction.linkUserId === undefined
+        ? await linkOrCreateUser(db.prisma, provider.config.name, profile)
+        : await linkToUser(db.prisma, provider.config.name, profile, transaction.linkUserId);
     const body = await completeLogin(identity, reply, user, { session: transaction.session });
     return { status: 200, body, headers: NO_STORE };
   },
