@@ -1,6 +1,7 @@
-// Abuse limits (graphql-armor + batching cap) answer QUERY_TOO_COMPLEX before any resolver runs; limits come from config.
+// Abuse limits (graphql-armor, the cost with list sizes, batching cap) answer QUERY_TOO_COMPLEX before any resolver runs; limits come from config.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { FastifyInstance } from 'fastify';
+import { DEFAULT_GRAPHQL_LIMITS } from '../src/graphql/limits.js';
 import { createTestApp } from './support/app.js';
 import { graphql } from './support/graphql.js';
 
@@ -14,8 +15,8 @@ const nest = (depth: number) => `{ users { ${'posts { author { '.repeat(depth)}i
 
 describe('GraphQL limits', () => {
   it('accepts depth 10 and refuses depth 11 (counted as armor counts it)', async () => {
-    // users(1) + n × (posts, author) + id
-    const ok = await graphql(app, '{ users { posts { author { posts { author { posts { author { posts { author { id } } } } } } } } } }');
+    // users(1) + n × (posts, author) + id; limit 1 keeps its cost (1 561, see cost.ts) under the cost limit.
+    const ok = await graphql(app, '{ users(limit: 1) { posts { author { posts { author { posts { author { posts { author { id } } } } } } } } } }');
     expect(ok.errors).toBeUndefined();
     const deep = await graphql(app, nest(6));
     expect(deep.status).toBe(400);
@@ -37,9 +38,10 @@ describe('GraphQL limits', () => {
   });
 
   it('refuses a query over the cost limit', async () => {
-    const wide = `{ ${Array.from({ length: 14 }, (_, i) => `a${i}: users { posts { author { posts { author { id } } } } }`).join(' ')} }`;
-    expect((await graphql(app, wide)).errors).toBeUndefined(); // under the default 5 000
-    const cheap = await createTestApp({ graphqlLimits: { maxDepth: 10, maxAliases: 15, maxCost: 100, maxTokens: 2000, maxDirectives: 50, maxBatch: 10 } });
+    // Each alias: users(10) × (1 + posts(5) × (1 + author × (1 + posts(5) × (1 + author)))) = 610.
+    const wide = `{ ${Array.from({ length: 4 }, (_, i) => `a${i}: users(limit: 10) { posts { author { posts { author { id } } } } }`).join(' ')} }`;
+    expect((await graphql(app, wide)).errors).toBeUndefined(); // 2 440: under the default 5 000
+    const cheap = await createTestApp({ graphqlLimits: { ...DEFAULT_GRAPHQL_LIMITS, maxCost: 100 } });
     const result = await graphql(cheap, wide);
     expect(result.errors?.[0]?.extensions?.code).toBe('QUERY_TOO_COMPLEX');
     expect(result.errors?.[0]?.message).toMatch(/cost/i);
@@ -65,7 +67,7 @@ describe('GraphQL limits', () => {
   });
 
   it('takes its limits from the config (GRAPHQL_MAX_DEPTH …)', async () => {
-    const strict = await createTestApp({ graphqlLimits: { maxDepth: 2, maxAliases: 15, maxCost: 5000, maxTokens: 2000, maxDirectives: 50, maxBatch: 10 } });
+    const strict = await createTestApp({ graphqlLimits: { ...DEFAULT_GRAPHQL_LIMITS, maxDepth: 2 } });
     const result = await graphql(strict, '{ users { posts { id } } }');
     expect(result.errors?.[0]?.extensions?.code).toBe('QUERY_TOO_COMPLEX');
     await strict.close();

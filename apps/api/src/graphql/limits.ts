@@ -2,6 +2,7 @@
 import { EnvelopArmor } from '@escape.tech/graphql-armor';
 import type { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
+import { workLimitPlugin } from './budget.js';
 
 export interface GraphQLLimits {
   maxDepth: number;
@@ -11,6 +12,10 @@ export interface GraphQLLimits {
   maxDirectives: number;
   /** Operations in one batched HTTP request. */
   maxBatch: number;
+  /** Objects and list items one HTTP request (or one subscription event) may resolve (budget.ts). */
+  maxNodes: number;
+  /** Milliseconds one HTTP request (or one subscription event) may spend resolving (budget.ts). */
+  maxExecutionMs: number;
 }
 
 export const DEFAULT_GRAPHQL_LIMITS: GraphQLLimits = {
@@ -20,6 +25,8 @@ export const DEFAULT_GRAPHQL_LIMITS: GraphQLLimits = {
   maxTokens: 2000,
   maxDirectives: 50,
   maxBatch: 10,
+  maxNodes: 50_000,
+  maxExecutionMs: 10_000,
 };
 
 /** Every armor rejection carries one stable code clients can branch on, and is a 400 like any invalid document. */
@@ -27,17 +34,21 @@ function markTooComplex(_context: unknown, error: GraphQLError): void {
   Object.assign(error.extensions, { code: 'QUERY_TOO_COMPLEX', http: { status: 400 } });
 }
 
-/** The armor plugins; they run in parse/validate, so they apply to every transport that uses Yoga's envelop. */
+/**
+ * The armor plugins (they run in parse/validate) and the work limits (cost with list sizes and variables, over the
+ * whole request, and the run-time budget: budget.ts); all apply to every transport that uses Yoga's envelop.
+ */
 export function limitPlugins(limits: GraphQLLimits): Plugin[] {
   const onReject = [markTooComplex];
   const armor = new EnvelopArmor({
     maxDepth: { n: limits.maxDepth, onReject },
     maxAliases: { n: limits.maxAliases, onReject },
-    costLimit: { maxCost: limits.maxCost, onReject },
+    // Armor's cost multiplies only by literal first/last and sees neither variables nor batches: budget.ts counts it.
+    costLimit: { enabled: false },
     maxTokens: { n: limits.maxTokens, onReject },
     maxDirectives: { n: limits.maxDirectives, onReject },
     // Introspection and GraphiQL stay on (clients rely on them), so field suggestions are no secret.
     blockFieldSuggestion: { enabled: false },
   });
-  return armor.protect().plugins as Plugin[];
+  return [...(armor.protect().plugins as Plugin[]), workLimitPlugin(limits)];
 }

@@ -3,10 +3,12 @@ import { makeExecutableSchema } from '@graphql-tools/schema';
 import type { GraphQLSchema } from 'graphql';
 import { readFileSync } from 'node:fs';
 import { graphqlSchemaPath } from '../paths.js';
+import { meterResolvers } from './budget.js';
 import { authDirectiveTransformer } from './directives/auth.js';
 import { resolvers } from './resolvers/index.js';
 
 export function buildGraphQLSchema(): GraphQLSchema {
   const typeDefs = readFileSync(graphqlSchemaPath, 'utf8');
-  return authDirectiveTransformer(makeExecutableSchema({ typeDefs, resolvers }));
+  // The meter wraps the @auth check too: a refused field is not charged, but is checked against the deadline.
+  return meterResolvers(authDirectiveTransformer(makeExecutableSchema({ typeDefs, resolvers })));
 }

@@ -1,0 +1,151 @@
+// The static cost of an operation (SPEC §2 "the work of one request is bounded"): list sizes multiplied down the nesting.
+//
+// Written by hand: graphql-armor's costLimit multiplies only by literal `first`/`last`-like arguments and ignores
+// variables and lists without arguments; graphql-query-complexity walks fragments without merging fields, so a
+// document that spreads one fragment many times is counted (and walked) many times. Here the fields are collected
+// exactly as graphql-js collects them for execution (merged by response key, @skip/@include applied with the
+// operation's variables, each fragment once per selection set), so the cost is the cost of what would run.
+import {
+  getArgumentValues,
+  getNamedType,
+  getNullableType,
+  isListType,
+  isAbstractType,
+  isEnumType,
+  isInputObjectType,
+  isInterfaceType,
+  isObjectType,
+  SchemaMetaFieldDef,
+  TypeMetaFieldDef,
+  type FieldNode,
+  type FragmentDefinitionNode,
+  type GraphQLField,
+  type GraphQLObjectType,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+} from 'graphql';
+import { collectFields, collectSubfields } from 'graphql/execution/collectFields.js';
+
+/**
+ * The size the cost limit assumes for a list field without a `limit` argument (documented in schema.graphql): the
+ * expected size on ordinary data, not the maximum. The run-time budget (budget.ts) bounds what a larger database
+ * makes of it.
+ */
+export const LIST_ESTIMATES: Readonly<Record<string, number>> = {
+  'Query.users': 100,
+  'Query.posts': 100,
+  'User.posts': 5,
+};
+
+/** Arguments that give a list field's size when present (the schema's page-size arguments). */
+const SIZE_ARGUMENTS = ['limit', 'first'] as const;
+
+/** Stops the walk of an absurd document early: past the limit, the exact cost no longer matters. */
+class CostExceeded extends Error {}
+
+export interface CostInput {
+  schema: GraphQLSchema;
+  fragments: Record<string, FragmentDefinitionNode>;
+  operation: OperationDefinitionNode;
+  /** Coerced variable values of the operation. */
+  variables: Record<string, unknown>;
+  /** Stop counting once this is exceeded (the answer is then some number above it). */
+  ceiling: number;
+}
+
+/**
+ * Introspection lists have no size argument; their size is the schema's own, known up front. A list on `__Type` is
+ * counted by its total over the schema divided by the number of types (so `types × fields` estimates the schema's
+ * real number of fields, not every type having as many as the largest), rounded up: GraphiQL's full introspection
+ * query stays well under the limit, while aliased or repeated `__schema` selections add up like any list.
+ */
+function introspectionEstimates(schema: GraphQLSchema): Record<string, number> {
+  const types = Object.values(schema.getTypeMap());
+  const directives = schema.getDirectives();
+  const perType = (count: (type: (typeof types)[number]) => number) => Math.max(1, Math.ceil(sum(types.map(count)) / types.length));
+  const fields = types.flatMap((type) => (isObjectType(type) || isInterfaceType(type) ? Object.values(type.getFields()) : []));
+  return {
+    '__Schema.types': types.length,
+    '__Schema.directives': directives.length,
+    '__Type.fields': perType((type) => (isObjectType(type) || isInterfaceType(type) ? Object.keys(type.getFields()).length : 0)),
+    '__Type.inputFields': perType((type) => (isInputObjectType(type) ? Object.keys(type.getFields()).length : 0)),
+    '__Type.enumValues': perType((type) => (isEnumType(type) ? type.getValues().length : 0)),
+    '__Type.interfaces': perType((type) => (isObjectType(type) || isInterfaceType(type) ? type.getInterfaces().length : 0)),
+    '__Type.possibleTypes': perType((type) => (isAbstractType(type) ? schema.getPossibleTypes(type).length : 0)),
+    '__Field.args': Math.max(1, Math.ceil(sum(fields.map((field) => field.args.length)) / Math.max(1, fields.length))),
+    '__Directive.args': Math.max(1, Math.ceil(sum(directives.map((directive) => directive.args.length)) / Math.max(1, directives.length))),
+  };
+}
+
+const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
+
+const estimatesBySchema = new WeakMap<GraphQLSchema, Record<string, number>>();
+
+function estimatesOf(schema: GraphQLSchema): Record<string, number> {
+  let estimates = estimatesBySchema.get(schema);
+  if (!estimates) {
+    estimates = { ...introspectionEstimates(schema), ...LIST_ESTIMATES };
+    estimatesBySchema.set(schema, estimates);
+  }
+  return estimates;
+}
+
+/** How many items a list (or connection) field is counted as: its size argument when given, else the documented estimate. */
+function listSize(parent: GraphQLObjectType, field: GraphQLField<unknown, unknown>, node: FieldNode, input: CostInput): number {
+  let args: Record<string, unknown>;
+  try {
+    args = getArgumentValues(field, node, input.variables);
+  } catch {
+    args = {}; // An invalid argument fails execution of this field anyway; count the estimate meanwhile.
+  }
+  for (const name of SIZE_ARGUMENTS) {
+    const value = args[name];
+    if (typeof value === 'number' && Number.isFinite(value) && value > 0) return Math.ceil(value);
+  }
+  return estimatesOf(input.schema)[`${parent.name}.${field.name}`] ?? 1;
+}
+
+/** Cost of the fields collected on `type`: each object or list field costs size × (1 + the cost of its selection). */
+function selectionCost(type: GraphQLObjectType, fields: Map<string, readonly FieldNode[]>, input: CostInput, budget: { left: number }): number {
+  let total = 0;
+  for (const nodes of fields.values()) {
+    const node = nodes[0]!;
+    const field = node.name.value === '__typename' ? undefined : type.getFields()[node.name.value] ?? schemaField(input.schema, type, node.name.value);
+    if (!field) continue; // Unknown fields are validation's to report; they run nothing.
+    const returned = getNullableType(field.type);
+    const named = getNamedType(field.type);
+    if (!isObjectType(named)) continue; // Scalars and enums are part of their object's cost.
+    // A size argument counts on a connection too (`postsConnection(first)` sizes its `edges`): conservative.
+    const size = isListType(returned) || field.args.some((arg) => SIZE_ARGUMENTS.includes(arg.name as never)) ? listSize(type, field, node, input) : 1;
+    // Each visited field (but introspection's single objects) adds at least 1 to the cost, so more visits than the
+    // ceiling mean a cost above it (or an absurd document): this bounds the walk itself, whatever fragments do.
+    if (--budget.left < 0) throw new CostExceeded();
+    const inner = selectionCost(named, collectSubfields(input.schema, input.fragments, input.variables, named, nodes), input, budget);
+    // A single object inside introspection (`type`, `ofType` chains) adds nothing of its own: introspection's size is
+    // the schema's, carried by its lists; counting each link of GraphiQL's 8-deep `ofType` chains would triple its cost.
+    const own = !isListType(returned) && type.name.startsWith('__') ? 0 : 1;
+    total += size * (own + inner);
+    if (total > input.ceiling) throw new CostExceeded();
+  }
+  return total;
+}
+
+/** `__schema` and `__type` are not among the root type's fields. */
+function schemaField(schema: GraphQLSchema, type: GraphQLObjectType, name: string): GraphQLField<unknown, unknown> | undefined {
+  if (type !== schema.getQueryType()) return undefined;
+  return name === SchemaMetaFieldDef.name ? SchemaMetaFieldDef : name === TypeMetaFieldDef.name ? TypeMetaFieldDef : undefined;
+}
+
+/** The operation's cost, or `Infinity` once it passes `ceiling` (the walk stops there). */
+export function operationCost(input: CostInput): number {
+  const root =
+    input.operation.operation === 'query' ? input.schema.getQueryType() : input.operation.operation === 'mutation' ? input.schema.getMutationType() : input.schema.getSubscriptionType();
+  if (!root) return 0;
+  try {
+    const fields = collectFields(input.schema, input.fragments, input.variables, root, input.operation.selectionSet);
+    return selectionCost(root, fields, input, { left: input.ceiling });
+  } catch (error) {
+    if (error instanceof CostExceeded) return Number.POSITIVE_INFINITY;
+    throw error;
+  }
+}
