@@ -17,8 +17,16 @@
 // Authorization header (pinned-algorithm verify, logout blocklist, tokenVersion). No `authorization` → anonymous
 // (postCreated is public). A credential that does not verify → the connection is refused with close code 4403
 // (graphql-ws's `Forbidden`, what its `onConnect` refusal means; clients treat it as final, no retry) and the cause
-// as close reason; an internal failure (e.g. the database down) closes with 4500 and no details. The principal is
-// fixed for the socket's life: a token that expires or is revoked later does not end an open socket.
+// as close reason; an internal failure (e.g. the database down) closes with 4500 and no details. An authenticated
+// socket lives no longer than its credential: at the access token's `exp` it is closed with 4403, and it is
+// re-verified (blocklisted jti, tokenVersion bump, user deleted → 4403) at once when this process revokes the user's
+// credentials (logout, refresh-token reuse: `identity.revoked`) and every `reverifyIntervalMs` (a revocation on another
+// instance, a deleted user). Anonymous sockets are not affected.
+//
+// Exhaustion (SPEC §2, caps in subscription-limits.ts): every upgrade and every `subscribe` uses up one unit of the
+// client's default rate-limit bucket (the HTTP one, same store); an upgrade over the rate limit or over the open-socket
+// caps (per address, total) is refused with 429 before the handshake; a `subscribe` over the rate limit or the caps
+// (per connection, per client, total) gets an `error` message with RATE_LIMITED, and the socket stays open.
 //
 // Shutdown: `close()` answers further upgrades with 503, closes every socket with 1001 (Going Away — graphql-ws
 // clients with retries reconnect, to another instance behind a balancer) and terminates sockets that do not finish
@@ -37,6 +45,7 @@ import { bearerToken, principalFromBearer } from '../auth/authenticate.js';
 import type { Identity } from '../auth/identity.js';
 import { anonymous, type Principal } from '../auth/principal.js';
 import { AppError } from '../errors.js';
+import { CAP_RETRY_AFTER_SECONDS, capMessage, clientKeyOf, type Release, type SubscriptionCaps } from './subscription-limits.js';
 
 /** What a WebSocket operation hands Yoga as server context (HTTP hands Fastify's request, carrying its principal). */
 export interface WebSocketServerContext {
@@ -47,7 +56,16 @@ export interface WebSocketServerContext {
 
 /** Per-socket state graphql-ws keeps in `ctx.extra` next to the socket and the upgrade request. */
 interface SocketExtra extends Record<PropertyKey, unknown> {
-  principal: Principal;
+  /** Set once `connection_init` is accepted. */
+  principal?: Principal;
+  readonly socket: WebSocket;
+  readonly request: IncomingMessage;
+  /** The presented access token, re-verified on logout and periodically. */
+  token?: string;
+  /** When the access token expires: the socket is closed then. */
+  expiry?: NodeJS.Timeout;
+  /** The slot of each active subscription, by operation id. */
+  subscriptions?: Map<string, Release>;
 }
 
 /** Execution args carrying Yoga's enveloped `subscribe`, which graphql-ws then calls with them. */
@@ -70,6 +88,16 @@ export interface GraphQLWebSocketOptions {
   production: boolean;
   /** How long `close()` waits for closing handshakes before it terminates the sockets left. */
   closeGraceMs?: number;
+  /** The process-wide caps (shared with the SSE route). */
+  caps: SubscriptionCaps;
+  /** The client address of an upgrade request (`request.ip` semantics under TRUST_PROXY). */
+  addressOf: (request: IncomingMessage) => string;
+  /** Uses up one unit of the client's default rate-limit bucket; throws RATE_LIMITED (AppError) when exceeded. */
+  consumeRateLimit: (clientKey: string) => Promise<void>;
+  /** Registers a listener told when a user's credentials are revoked in this process; returns its removal. */
+  onRevoked: (listener: (userId: number) => void) => () => void;
+  /** How often authenticated sockets are re-verified (default 30 s). */
+  reverifyIntervalMs?: number | undefined;
 }
 
 export interface GraphQLWebSocket {
@@ -77,12 +105,12 @@ export interface GraphQLWebSocket {
   close(): Promise<void>;
 }
 
-/** Resolves `connectionParams` to a principal, or throws why the connection must be refused. */
-async function principalOf(params: ConnectionInitMessage['payload'], identity: Identity, db: Database): Promise<Principal> {
+/** The access token of `connectionParams` (undefined: anonymous), or throws why the connection must be refused. */
+function tokenOf(params: ConnectionInitMessage['payload']): string | undefined {
   const authorization = params?.['authorization'] ?? params?.['Authorization'];
-  if (authorization === undefined || authorization === null) return anonymous;
+  if (authorization === undefined || authorization === null) return undefined;
   if (typeof authorization !== 'string') throw new AppError('UNAUTHENTICATED', 'connectionParams.authorization must be "Bearer <access token>"');
-  return principalFromBearer(bearerToken(authorization), identity, db);
+  return bearerToken(authorization);
 }
 
 /** A close reason fits in 123 bytes (RFC 6455 §5.5). */
@@ -124,19 +152,120 @@ function refuseUpgrade(socket: Duplex, status: 404 | 503): void {
   socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
 }
 
+/** 429 before the handshake, with Retry-After and the reason in GraphQL's error shape. */
+function refuseUpgradeTooMany(socket: Duplex, message: string, retryAfterSeconds: number): void {
+  const body = JSON.stringify({ errors: [{ message, extensions: { code: 'RATE_LIMITED' } }] });
+  socket.end(
+    `HTTP/1.1 429 Too Many Requests\r\nConnection: close\r\nRetry-After: ${retryAfterSeconds}\r\n` +
+      `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+}
+
+/** The wait a RATE_LIMITED error of the rate-limit plugin names ("retry in N s"). */
+function retryAfterOf(error: AppError): number {
+  return Number(/retry in (\d+) s/.exec(error.message)?.[1] ?? CAP_RETRY_AFTER_SECONDS);
+}
+
+const isRateLimited = (error: unknown): error is AppError => error instanceof AppError && error.kind.graphqlCode === 'RATE_LIMITED';
+
+/** setTimeout's longest delay (~24.8 days); a longer one would fire at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** Serves `graphql-transport-ws` on `options.server` at `options.path`, executing through Yoga. */
 export function serveGraphQLOverWebSocket(options: GraphQLWebSocketOptions): GraphQLWebSocket {
-  const { server, path, yoga, identity, db, log } = options;
+  const { server, path, yoga, identity, db, log, caps } = options;
+  const { limits } = caps;
   const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayload });
+  /** The client address of each upgrade, resolved once before the handshake. */
+  const addresses = new WeakMap<IncomingMessage, string>();
+  /** Authenticated sockets by user, for re-verification. */
+  const byUser = new Map<number, Set<SocketExtra>>();
   let closing = false;
+
+  const forget = (extra: SocketExtra) => {
+    clearTimeout(extra.expiry);
+    extra.expiry = undefined;
+    if (extra.principal?.kind === 'user') {
+      const sockets = byUser.get(extra.principal.userId);
+      sockets?.delete(extra);
+      if (sockets?.size === 0) byUser.delete(extra.principal.userId);
+    }
+  };
+
+  /** Ends an authenticated socket whose credential no longer holds (4403, as a refused connection). */
+  const forbid = (extra: SocketExtra, reason: string) => {
+    forget(extra);
+    log.info({ userId: extra.principal?.kind === 'user' ? extra.principal.userId : undefined, reason }, 'GraphQL WebSocket closed: credential ended');
+    extra.socket.close(CloseCode.Forbidden, closeReason(reason));
+  };
+
+  /** Verifies the socket's token again (blocklist, tokenVersion, user still there); a database failure keeps it open. */
+  const reverify = async (extra: SocketExtra) => {
+    if (!extra.token || extra.socket.readyState !== extra.socket.OPEN) return;
+    try {
+      await principalFromBearer(extra.token, identity, db);
+    } catch (error) {
+      if (error instanceof AppError) forbid(extra, error.message);
+      else log.warn({ err: error }, 'GraphQL WebSocket re-verification failed; kept open until the next check');
+    }
+  };
+  const reverifyUser = (userId: number) => {
+    for (const extra of byUser.get(userId) ?? []) void reverify(extra);
+  };
+  const stopListening = options.onRevoked(reverifyUser);
+  const reverifyTimer = setInterval(() => {
+    for (const userId of byUser.keys()) reverifyUser(userId);
+  }, options.reverifyIntervalMs ?? 30_000).unref();
+
+  /** Authenticates the socket and, for a user, arms the expiry timer and registers it for re-verification. */
+  const admit = (extra: SocketExtra, principal: Principal, token: string | undefined) => {
+    extra.principal = principal;
+    extra.subscriptions = new Map();
+    if (principal.kind !== 'user' || !token) return;
+    extra.token = token;
+    let sockets = byUser.get(principal.userId);
+    if (!sockets) byUser.set(principal.userId, (sockets = new Set()));
+    sockets.add(extra);
+    if (principal.token) {
+      // Timers run on real time; the token's exp is real time too (the identity clock is only replaced in tests).
+      const delay = Math.min(Math.max(0, principal.token.exp * 1000 - Date.now()), MAX_TIMER_MS);
+      extra.expiry = setTimeout(() => forbid(extra, 'The access token expired'), delay).unref();
+    }
+  };
+
+  /** Takes the slots a new subscription needs (rate limit, per connection, per client, total), or says why not. */
+  const admitSubscription = async (extra: SocketExtra, id: string): Promise<GraphQLError[] | undefined> => {
+    const principal = extra.principal ?? anonymous;
+    const key = clientKeyOf(principal, addresses.get(extra.request) ?? 'unknown');
+    try {
+      await options.consumeRateLimit(key);
+    } catch (error) {
+      if (isRateLimited(error)) return wsError(error.message, 'RATE_LIMITED');
+      throw error;
+    }
+    const held = (extra.subscriptions ??= new Map());
+    if (held.size >= limits.perConnection) return wsError(capMessage('connection', limits), 'RATE_LIMITED');
+    const lease = caps.subscriptions.take(key);
+    if ('refused' in lease) return wsError(capMessage(lease.refused, limits), 'RATE_LIMITED');
+    held.set(id, lease.release);
+    return undefined;
+  };
+  const releaseSubscription = (extra: SocketExtra, id: string) => {
+    extra.subscriptions?.get(id)?.();
+    extra.subscriptions?.delete(id);
+  };
 
   const disposable = useServer<ConnectionInitMessage['payload'], SocketExtra>(
     {
       isProd: options.production,
       onConnect: async (ctx) => {
-        const remoteAddress = ctx.extra.request.socket.remoteAddress;
+        const remoteAddress = addresses.get(ctx.extra.request);
         try {
-          ctx.extra.principal = await principalOf(ctx.connectionParams, identity, db);
+          const token = tokenOf(ctx.connectionParams);
+          const principal = token === undefined ? anonymous : await principalFromBearer(token, identity, db);
+          // Closed while the credential was checked: no timer or registration for a socket that is gone.
+          if (ctx.extra.socket.readyState !== ctx.extra.socket.OPEN) return false;
+          admit(ctx.extra, principal, token);
           return true;
         } catch (error) {
           if (error instanceof AppError) {
@@ -150,54 +279,96 @@ export function serveGraphQLOverWebSocket(options: GraphQLWebSocketOptions): Gra
           return false; // graphql-ws's own 4403 close is a no-op now: the socket is closing already, with the cause
         }
       },
-      onSubscribe: async (ctx, _id, payload) => {
-        const principal = ctx.extra.principal ?? anonymous;
-        const context: WebSocketServerContext = { principal, socket: ctx.extra.socket, params: payload };
-        const { schema, parse, validate, subscribe, contextFactory } = yoga.getEnveloped(context);
-
-        // Armor rejects by throwing, from the parser (token limit) and from validation rules (depth, cost, …);
-        // thrown out of onSubscribe, an error would close the whole socket (4500), so it is answered as an error.
-        let document: DocumentNode;
+      onSubscribe: async (ctx, id, payload) => {
+        const refused = await admitSubscription(ctx.extra, id);
+        if (refused) return refused;
+        let admitted = false;
         try {
-          document = parse(payload.query);
-        } catch (error) {
-          if (isGraphQLError(error)) return forClient([error], 'GRAPHQL_PARSE_FAILED');
-          throw error;
+          const result = await prepare(ctx.extra, payload);
+          admitted = !Array.isArray(result);
+          return result;
+        } finally {
+          // Refused documents (parse, validation, limits, not a subscription) hold no slot.
+          if (!admitted) releaseSubscription(ctx.extra, id);
         }
-        let errors: readonly GraphQLError[];
-        try {
-          errors = validate(schema, document);
-        } catch (error) {
-          if (isGraphQLError(error)) return forClient([error], 'GRAPHQL_VALIDATION_FAILED');
-          throw error;
-        }
-        if (errors.length > 0) return forClient(errors, 'GRAPHQL_VALIDATION_FAILED');
-
-        const operation = getOperationAST(document, payload.operationName);
-        if (!operation) return wsError('Unable to identify the operation to run', 'GRAPHQL_VALIDATION_FAILED');
-        if (operation.operation !== 'subscription') {
-          return wsError(`Only subscriptions are served over WebSocket; send a ${operation.operation} to POST ${path}`, 'BAD_USER_INPUT');
-        }
-        const args: EnvelopedExecutionArgs = {
-          schema,
-          document,
-          operationName: payload.operationName,
-          variableValues: payload.variables,
-          contextValue: await contextFactory(),
-          envelopedSubscribe: subscribe as (args: ExecutionArgs) => OperationResult,
-        };
-        return args;
       },
       subscribe: (args) => (args as EnvelopedExecutionArgs).envelopedSubscribe(args),
+      // Called when a subscription ends for any reason (client complete, stream end, error, socket closed).
+      onComplete: (ctx, id) => releaseSubscription(ctx.extra, id),
+      onClose: (ctx) => {
+        for (const id of [...(ctx.extra.subscriptions?.keys() ?? [])]) releaseSubscription(ctx.extra, id);
+        forget(ctx.extra);
+      },
     },
     wss,
   );
+
+  /** Parses and validates through Yoga's envelop (armor, cost, …); the execution args, or the errors to answer. */
+  async function prepare(extra: SocketExtra, payload: SubscribePayload): Promise<EnvelopedExecutionArgs | GraphQLError[]> {
+    const principal = extra.principal ?? anonymous;
+    const context: WebSocketServerContext = { principal, socket: extra.socket, params: payload };
+    const { schema, parse, validate, subscribe, contextFactory } = yoga.getEnveloped(context);
+
+    // Armor rejects by throwing, from the parser (token limit) and from validation rules (depth, cost, …);
+    // thrown out of onSubscribe, an error would close the whole socket (4500), so it is answered as an error.
+    let document: DocumentNode;
+    try {
+      document = parse(payload.query);
+    } catch (error) {
+      if (isGraphQLError(error)) return forClient([error], 'GRAPHQL_PARSE_FAILED');
+      throw error;
+    }
+    let errors: readonly GraphQLError[];
+    try {
+      errors = validate(schema, document);
+    } catch (error) {
+      if (isGraphQLError(error)) return forClient([error], 'GRAPHQL_VALIDATION_FAILED');
+      throw error;
+    }
+    if (errors.length > 0) return forClient(errors, 'GRAPHQL_VALIDATION_FAILED');
+
+    const operation = getOperationAST(document, payload.operationName);
+    if (!operation) return wsError('Unable to identify the operation to run', 'GRAPHQL_VALIDATION_FAILED');
+    if (operation.operation !== 'subscription') {
+      return wsError(`Only subscriptions are served over WebSocket; send a ${operation.operation} to POST ${path}`, 'BAD_USER_INPUT');
+    }
+    return {
+      schema,
+      document,
+      operationName: payload.operationName,
+      variableValues: payload.variables,
+      contextValue: await contextFactory(),
+      envelopedSubscribe: subscribe as (args: ExecutionArgs) => OperationResult,
+    };
+  }
+
+  /** Rate limit, then the open-socket caps, all before the handshake; the socket slot is held until the TCP socket closes. */
+  const admitUpgrade = async (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const address = options.addressOf(request);
+    const key = clientKeyOf(anonymous, address);
+    try {
+      await options.consumeRateLimit(key);
+    } catch (error) {
+      if (isRateLimited(error)) return refuseUpgradeTooMany(socket, error.message, retryAfterOf(error));
+      throw error;
+    }
+    if (socket.destroyed || closing) return socket.destroy();
+    const lease = caps.sockets.take(key);
+    if ('refused' in lease) return refuseUpgradeTooMany(socket, capMessage(lease.refused, limits, 'WebSockets'), CAP_RETRY_AFTER_SECONDS);
+    // The TCP socket closes in every case (handshake refused by ws, closed by either side, terminated).
+    socket.once('close', lease.release);
+    addresses.set(request, address);
+    wss.handleUpgrade(request, socket, head, (ws) => wss.emit('connection', ws, request));
+  };
 
   const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
     const pathname = new URL(request.url ?? '/', 'http://localhost').pathname;
     if (closing) return refuseUpgrade(socket, 503);
     if (pathname !== path) return refuseUpgrade(socket, 404);
-    wss.handleUpgrade(request, socket, head, (ws) => wss.emit('connection', ws, request));
+    admitUpgrade(request, socket, head).catch((error: unknown) => {
+      log.error({ err: error }, 'GraphQL WebSocket upgrade failed');
+      socket.destroy();
+    });
   };
   server.on('upgrade', onUpgrade);
 
@@ -206,6 +377,8 @@ export function serveGraphQLOverWebSocket(options: GraphQLWebSocketOptions): Gra
       if (closing) return;
       closing = true;
       server.off('upgrade', onUpgrade);
+      clearInterval(reverifyTimer);
+      stopListening();
       const grace = setTimeout(() => {
         for (const client of wss.clients) client.terminate();
       }, options.closeGraceMs ?? 2_000);

@@ -18,12 +18,21 @@ export interface ClosedEvent {
   reason: string;
 }
 
+/** The `ws` implementation sending `headers` with the upgrade (e.g. X-Forwarded-For, to act as another client). */
+function webSocketWith(headers: Record<string, string>): typeof WebSocket {
+  return class extends WebSocket {
+    constructor(address: string, protocols?: string | string[]) {
+      super(address, protocols, { headers });
+    }
+  } as typeof WebSocket;
+}
+
 /** A graphql-ws client on the real `ws` implementation, without retries; `closes` records each close event. */
-export function wsClient(url: string, connectionParams?: Record<string, unknown>): Client & { closes: ClosedEvent[] } {
+export function wsClient(url: string, connectionParams?: Record<string, unknown>, headers?: Record<string, string>): Client & { closes: ClosedEvent[] } {
   const closes: ClosedEvent[] = [];
   const client = createClient({
     url,
-    webSocketImpl: WebSocket,
+    webSocketImpl: headers ? webSocketWith(headers) : WebSocket,
     retryAttempts: 0,
     ...(connectionParams ? { connectionParams } : {}),
     on: { closed: (event) => void closes.push({ code: (event as ClosedEvent).code, reason: String((event as ClosedEvent).reason) }) },
@@ -192,7 +201,57 @@ export class SseStream {
     return within(read(), ms, 'an SSE event');
   }
 
+  /** The rest of the body as text (e.g. the JSON error of a refused stream). */
+  async text(): Promise<string> {
+    let line: string | null;
+    while ((line = await this.line()) !== null) void line;
+    return this.lines.join('\n') + this.buffer;
+  }
+
   close(): void {
     this.controller.abort();
   }
+}
+
+/** What an upgrade refused before the handshake answered. */
+export interface RefusedUpgrade {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/**
+ * A raw graphql-transport-ws socket, initialised (`connection_init` → `connection_ack`) so the server keeps it open
+ * without any subscription; or, when the upgrade is refused, the HTTP answer.
+ */
+export function openSocket(url: string, headers: Record<string, string> = {}, payload?: Record<string, unknown>): Promise<WebSocket | RefusedUpgrade> {
+  return within(
+    new Promise((resolve, reject) => {
+      const socket = new WebSocket(url, 'graphql-transport-ws', { headers });
+      socket.once('unexpected-response', (_request, response) => {
+        let body = '';
+        response.on('data', (chunk: Buffer) => (body += chunk.toString()));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body }));
+      });
+      socket.once('open', () => socket.send(JSON.stringify({ type: 'connection_init', ...(payload ? { payload } : {}) })));
+      socket.on('message', (data: Buffer) => {
+        if ((JSON.parse(data.toString()) as { type: string }).type === 'connection_ack') resolve(socket);
+      });
+      socket.once('error', reject);
+    }),
+    5_000,
+    'a WebSocket upgrade',
+  );
+}
+
+/** Closes raw sockets and waits until each is closed. */
+export async function closeSockets(sockets: WebSocket[]): Promise<void> {
+  await Promise.all(
+    sockets.map((socket) =>
+      socket.readyState === WebSocket.CLOSED ? undefined : new Promise<void>((resolve) => {
+        socket.once('close', () => resolve());
+        socket.close();
+      }),
+    ),
+  );
 }

@@ -4,6 +4,7 @@ import type { Post } from '@users-posts/db';
 import type { Services } from '../../services/index.js';
 import type { GraphQLContext } from '../context.js';
 import { createLoaders, type Loaders } from '../loaders.js';
+import { deliveryTurn } from '../subscription-limits.js';
 
 /**
  * DataLoaders per event, shared by every subscriber that receives it. A subscription's context lives as long as the
@@ -26,7 +27,8 @@ export const Subscription: SubscriptionResolvers<GraphQLContext> = {
   postCreated: {
     subscribe: (_root, _args, { services }) => services.events.subscribe('postCreated'),
     // Events of one subscription are executed one after the other, so no event sees another's swap.
-    resolve: (post: Post, _args: unknown, context: GraphQLContext) => {
+    resolve: async (post: Post, _args: unknown, context: GraphQLContext) => {
+      await deliveryTurn(); // a few subscribers per event-loop turn: one event to many does not hold the loop
       context.loaders = eventLoaders(post, context.services);
       return post;
     },
