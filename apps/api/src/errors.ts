@@ -23,6 +23,7 @@ export const ErrorKinds = {
   FORBIDDEN: { code: 40300, status: 403, graphqlCode: 'FORBIDDEN', message: 'Forbidden' },
   NOT_FOUND: { code: 40400, status: 404, graphqlCode: 'NOT_FOUND', message: 'Not found' },
   NOT_ACCEPTABLE: { code: 40600, status: 406, graphqlCode: 'BAD_USER_INPUT', message: 'Not acceptable' },
+  REQUEST_TIMEOUT: { code: 40800, status: 408, graphqlCode: 'BAD_USER_INPUT', message: 'Request timeout' },
   CONFLICT: { code: 40900, status: 409, graphqlCode: 'CONFLICT', message: 'Conflict' },
   PAYLOAD_TOO_LARGE: { code: 41300, status: 413, graphqlCode: 'BAD_USER_INPUT', message: 'Payload too large' },
   URI_TOO_LONG: { code: 41400, status: 414, graphqlCode: 'BAD_USER_INPUT', message: 'URI too long' },

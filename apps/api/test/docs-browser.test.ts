@@ -96,3 +96,27 @@ describe('/docs in Chromium', () => {
     await page.close();
   });
 });
+
+describe('GraphiQL in Chromium (quiet by default: its assets served by the product)', () => {
+  it('renders at GET /graphql with no request to another host and no CSP violation', async () => {
+    const page = await browser!.newPage();
+    const foreign: string[] = [];
+    const problems: string[] = [];
+    page.on('request', (request) => {
+      const url = new URL(request.url());
+      if ((url.protocol === 'http:' || url.protocol === 'https:' || url.protocol === 'ws:' || url.protocol === 'wss:') && url.origin !== baseUrl && url.host !== new URL(baseUrl).host) {
+        foreign.push(request.url());
+      }
+    });
+    page.on('pageerror', (error) => problems.push(error.message));
+    page.on('console', (message) => {
+      if (/Content Security Policy|Refused to/i.test(message.text())) problems.push(message.text());
+    });
+    await page.goto(`${baseUrl}/graphql`);
+    await page.locator('.graphiql-container').first().waitFor({ state: 'visible', timeout: 30_000 });
+    await page.waitForLoadState('networkidle');
+    expect(foreign).toEqual([]);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+});

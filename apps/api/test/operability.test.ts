@@ -34,8 +34,11 @@ function sample(text: string, name: string, labels: Record<string, string> = {})
   return undefined;
 }
 
+/** A scrape with testConfig's metrics token (without one, /metrics is refused: test/adversary/quiet-defaults.test.ts). */
+const METRICS_SCRAPE = { method: 'GET' as const, url: '/metrics', headers: { authorization: 'Bearer test-metrics-token-0123456789' } };
+
 async function scrape(): Promise<string> {
-  const response = await app.inject({ method: 'GET', url: '/metrics' });
+  const response = await app.inject(METRICS_SCRAPE);
   expect(response.statusCode).toBe(200);
   return response.body;
 }
@@ -51,7 +54,7 @@ async function until(predicate: (text: string) => boolean, what: string): Promis
 
 describe('GET /metrics', () => {
   it('answers Prometheus text format 0.0.4', async () => {
-    const response = await app.inject({ method: 'GET', url: '/metrics' });
+    const response = await app.inject(METRICS_SCRAPE);
     expect(response.statusCode).toBe(200);
     expect(response.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
     expect(response.body).toMatch(/^# HELP http_requests_total /m);
@@ -126,7 +129,7 @@ describe('GET /metrics', () => {
   it('keeps registries apart between app instances', async () => {
     const other = await createTestApp();
     try {
-      const text = (await other.inject({ method: 'GET', url: '/metrics' })).body;
+      const text = (await other.inject(METRICS_SCRAPE)).body;
       expect(sample(text, 'http_requests_total', { method: 'GET', route: '/api/v1/users', status: '200' })).toBeUndefined();
     } finally {
       await other.close();
@@ -150,7 +153,7 @@ describe('security headers (helmet)', () => {
     const rest = await app.inject({ method: 'GET', url: '/api/v1/users' });
     const gql = await app.inject({ method: 'POST', url: '/graphql', payload: { query: '{ __typename }' } });
     const notFound = await app.inject({ method: 'GET', url: '/nowhere' });
-    const metrics = await app.inject({ method: 'GET', url: '/metrics' });
+    const metrics = await app.inject(METRICS_SCRAPE);
     expect([rest.statusCode, gql.statusCode, notFound.statusCode, metrics.statusCode]).toEqual([200, 200, 404, 200]);
     for (const response of [rest, gql, notFound, metrics]) expectHelmet(response.headers);
   });

@@ -23,6 +23,15 @@ export function errorBody(error: AppError): ErrorBody {
   };
 }
 
+/**
+ * The challenge of every 401 (RFC 9110 §11.6.1): the Bearer scheme of RFC 6750 §3, with `error="invalid_token"` when a
+ * bearer token was presented and refused (expired, revoked, malformed), so clients know to refresh or log in again.
+ */
+export function wwwAuthenticate(authorization: string | undefined): string {
+  const presentedBearer = /^Bearer\s/i.test(authorization ?? '');
+  return presentedBearer ? 'Bearer realm="users-posts", error="invalid_token"' : 'Bearer realm="users-posts"';
+}
+
 /** Fastify's own error codes that map onto our table. */
 const FASTIFY_CODES: Record<string, ErrorKindName> = {
   FST_ERR_CTP_BODY_TOO_LARGE: 'PAYLOAD_TOO_LARGE',
@@ -85,7 +94,8 @@ function databaseClosed(app: FastifyInstance): boolean {
 }
 
 async function errorHandlerPlugin(app: FastifyInstance): Promise<void> {
-  const production = app.config.nodeEnv === 'production';
+  // Unexpected errors' messages (source paths, SQL) only with NODE_ENV=development set explicitly (quiet by default).
+  const production = !app.config.exposeErrors;
 
   app.setErrorHandler((error: FastifyError, request, reply: FastifyReply) => {
     const appError = toAppError(error) ?? (databaseClosed(app) ? databaseUnavailable() : undefined);
@@ -112,6 +122,7 @@ async function errorHandlerPlugin(app: FastifyInstance): Promise<void> {
   // connection, and that request would wait forever (found by the fuzz with a 2 MB body in no content type).
   app.addHook('onSend', async (request, reply) => {
     if (!request.raw.complete) reply.header('connection', 'close');
+    if (reply.statusCode === 401 && !reply.hasHeader('www-authenticate')) reply.header('www-authenticate', wwwAuthenticate(request.headers.authorization));
   });
 
   app.setNotFoundHandler((request, reply) =>
@@ -139,7 +150,9 @@ export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Duplex)
     socket.destroy();
     return;
   }
-  const kind: ErrorKindName = error.code === 'HPE_HEADER_OVERFLOW' ? 'HEADERS_TOO_LARGE' : 'BAD_REQUEST';
+  // ERR_HTTP_REQUEST_TIMEOUT: headersTimeout or requestTimeout ran out (slow-loris), as Node's own handler answers it.
+  const kind: ErrorKindName =
+    error.code === 'HPE_HEADER_OVERFLOW' ? 'HEADERS_TOO_LARGE' : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'REQUEST_TIMEOUT' : 'BAD_REQUEST';
   const appError = new AppError(kind);
   const body = JSON.stringify(errorBody(appError));
   socket.end(

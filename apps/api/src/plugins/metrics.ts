@@ -1,7 +1,10 @@
-// Prometheus metrics at GET /metrics (SPEC §5): request counts and latencies by route pattern, default process metrics,
+// Prometheus metrics at GET /metrics (SPEC §5; only with METRICS_TOKEN or on METRICS_PORT): request counts and latencies by route pattern, default process metrics,
 // open GraphQL subscriptions (WebSocket and SSE alike), database reachability and, on PostgreSQL, the connection pool.
 // One registry per app instance.
 import type { FastifyInstance } from 'fastify';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import { AppError } from '../errors.js';
 import fp from 'fastify-plugin';
 import type { Plugin } from 'graphql-yoga';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
@@ -9,6 +12,8 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 declare module 'fastify' {
   interface FastifyInstance {
     metrics: Metrics;
+    /** The listener of METRICS_PORT, when set (listening once the app listens). */
+    metricsServer?: Server;
   }
 }
 
@@ -175,9 +180,71 @@ async function metricsPlugin(app: FastifyInstance): Promise<void> {
     },
   } satisfies Metrics);
 
-  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) =>
-    reply.type(registry.contentType).send(await registry.metrics()),
-  );
+  serveMetrics(app, registry);
+}
+
+/** `Authorization: Bearer <token>` compared in constant time (the token is a secret). */
+function presentsToken(header: string | undefined, token: string): boolean {
+  const match = /^Bearer +(\S+)\s*$/i.exec(header ?? '');
+  if (!match) return false;
+  const given = createHash('sha256').update(match[1]!).digest();
+  return timingSafeEqual(given, createHash('sha256').update(token).digest());
+}
+
+/**
+ * Where /metrics is served (quiet by default: it tells the process's inner state): with METRICS_PORT on a listener of
+ * its own only (bound to METRICS_HOST, by default HOST), with METRICS_TOKEN on the main port to that Bearer token only
+ * (and on the metrics port too when both are set); with neither, nowhere (404), and the start-up log says how to enable.
+ */
+function serveMetrics(app: FastifyInstance, registry: Registry): void {
+  const { token, port, host } = app.config.metrics;
+  const authorized = (header: string | undefined) => token === undefined || presentsToken(header, token);
+  if (port !== undefined) {
+    const server = createServer((req, res) => {
+      if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
+        res.writeHead(404, { 'content-type': 'text/plain' }).end('Not found\n');
+      } else if (!authorized(req.headers.authorization)) {
+        res.writeHead(401, { 'content-type': 'text/plain', 'www-authenticate': 'Bearer realm="metrics"', 'cache-control': 'no-store' }).end('Unauthorized\n');
+      } else {
+        registry.metrics().then(
+          (text) => res.writeHead(200, { 'content-type': registry.contentType, 'cache-control': 'no-store' }).end(text),
+          (error: unknown) => {
+            app.log.error({ err: error }, 'metrics not collected');
+            res.writeHead(500, { 'content-type': 'text/plain' }).end('Metrics not collected\n');
+          },
+        );
+      }
+    });
+    app.decorate('metricsServer', server);
+    // With the main server: opened when it listens (app.inject alone opens no port), closed with the app.
+    app.addHook('onListen', async () => {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, host ?? app.config.host, () => resolve());
+      });
+      app.log.info({ address: server.address() }, 'metrics served on their own port (METRICS_PORT)');
+    });
+    app.addHook('onClose', async () => {
+      if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
+    });
+    return;
+  }
+  if (token === undefined) {
+    app.addHook('onReady', async () => {
+      app.log.info('GET /metrics is not served: set METRICS_TOKEN (Bearer token on this port) or METRICS_PORT (a port of its own) to enable it');
+    });
+    return;
+  }
+  app.get('/metrics', {
+    schema: { hide: true },
+    // The metrics token is not a user credential: checked here, then removed so that authentication (which would
+    // refuse it as a malformed access token) sees an anonymous scrape.
+    onRequest: async (request) => {
+      if (!authorized(request.headers.authorization)) throw new AppError('UNAUTHENTICATED', 'GET /metrics needs Authorization: Bearer <METRICS_TOKEN>');
+      delete request.headers.authorization;
+    },
+    handler: async (_request, reply) => reply.header('cache-control', 'no-store').type(registry.contentType).send(await registry.metrics()),
+  });
 }
 
 export default fp(metricsPlugin, { name: 'metrics', dependencies: ['database', 'shared-state'] });

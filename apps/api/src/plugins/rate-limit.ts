@@ -1,5 +1,6 @@
-// Rate limits of SPEC §4 on every response: a default bucket per client and stricter per-route buckets
-// (`config.rateBucket`), counted by @fastify/rate-limit's limiter and store (in memory, or in Redis with REDIS_URL so
+// Rate limits of SPEC §4 on every response: a default bucket per client, always counted, plus stricter per-route buckets
+// (`config.rateBuckets`, all counted too; the request is refused when any one is exceeded) and buckets used up by
+// handlers (`app.consumeRateLimit`, e.g. once per account created), counted by @fastify/rate-limit's limiter and store (in memory, or in Redis with REDIS_URL so
 // every instance shares one budget), with the headers of both conventions:
 //   X-RateLimit-Limit / -Remaining / -Reset (reset = absolute unix seconds),
 //   RateLimit-Policy `<limit>;w=<window s>` and RateLimit `limit=…, remaining=…, reset=<seconds from now>` (IETF draft),
@@ -26,16 +27,28 @@ export interface RateBucket {
   windowMs: number;
   /** The client within the bucket (called once body parsing and authentication are done). */
   key: (request: FastifyRequest) => string;
+  /**
+   * `'failure'`: only answers with this status (401 for login) use up the bucket; a request is still refused while the
+   * bucket is exceeded. Default: every request counts.
+   */
+  countOnlyStatus?: number;
 }
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** A stricter bucket counting this route instead of the default one (SPEC §4: login, refresh). */
-    rateBucket?: RateBucket;
+    /** Stricter buckets counting this route on top of the default one (SPEC §4: login, refresh). */
+    rateBuckets?: RateBucket[];
+  }
+  interface FastifyInstance {
+    /**
+     * Uses up one unit of `bucket` for the client of `request` (or of the key given) outside the per-request hooks, e.g.
+     * once per account created (sign-up bucket); throws RATE_LIMITED when the bucket is exceeded.
+     */
+    consumeRateLimit: (bucket: RateBucket, client: FastifyRequest | { key: string }) => Promise<void>;
   }
 }
 
-/** What one counted request left in its bucket. */
+/** What one counted request left in one bucket. */
 interface BucketState {
   limit: number;
   remaining: number;
@@ -47,18 +60,40 @@ interface BucketState {
 
 type Limiter = ReturnType<FastifyInstance['createRateLimit']>;
 
-const kState = Symbol('rateLimitState');
-type CountedRequest = FastifyRequest & { [kState]?: BucketState };
+const kStates = Symbol('rateLimitStates');
+const kFixedKey = Symbol('rateLimitKey');
+/** Keys of the failures-only buckets this request holds an attempt in (released when it is answered). */
+const kHeld = Symbol('rateLimitHeld');
+type CountedRequest = FastifyRequest & { [kStates]?: BucketState[]; [kHeld]?: string[] };
+type KeyedRequest = FastifyRequest & { [kFixedKey]?: string };
 
-/** The default bucket's client: the verified user, else the IP (IPv6 by /64, as @fastify/rate-limit does). */
+/** The client's address (IPv6 by /64, as @fastify/rate-limit does); `request.ip` honours TRUST_PROXY. */
+export const clientAddress = (request: FastifyRequest): string => normalizeIP(request.ip);
+
+/** The default bucket's client: the verified user, else the IP. */
 export function clientKey(request: FastifyRequest): string {
   const principal = request.principal;
   if (principal?.kind === 'user') return `user:${principal.userId}`;
-  const ip = normalizeIP(request.ip);
+  const ip = clientAddress(request);
   return principal?.kind === 'service' ? `service:${ip}` : `ip:${ip}`;
 }
 
 const seconds = (ms: number) => Math.max(0, Math.ceil(ms / 1000));
+
+/**
+ * The bucket whose numbers the headers show. On a refusal: the exceeded bucket that resets last (Retry-After must be
+ * the time after which the request can succeed). Otherwise the most restrictive: fewest requests left, then latest reset
+ * (a client pacing itself by these numbers then stays within every bucket).
+ */
+export function mostRestrictive(states: BucketState[]): BucketState {
+  const exceeded = states.filter((state) => state.exceeded);
+  const pool = exceeded.length > 0 ? exceeded : states;
+  return pool.reduce((worst, state) =>
+    exceeded.length > 0
+      ? state.resetAt > worst.resetAt ? state : worst
+      : state.remaining < worst.remaining || (state.remaining === worst.remaining && state.resetAt > worst.resetAt) ? state : worst,
+  );
+}
 
 function writeHeaders(reply: FastifyReply, state: BucketState): void {
   const now = Date.now();
@@ -71,8 +106,10 @@ function writeHeaders(reply: FastifyReply, state: BucketState): void {
   if (state.exceeded && reply.statusCode === 429) reply.header('retry-after', Math.max(1, resetIn));
 }
 
+const tooMany = (state: BucketState) => new AppError('RATE_LIMITED', `Too many requests; retry in ${Math.max(1, seconds(state.resetAt - Date.now()))} s`);
+
 async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
-  // Only the limiter and its store are used (`createRateLimit`); the hooks below decide which bucket counts a request.
+  // Only the limiter and its store are used (`createRateLimit`); the hooks below decide which buckets count a request.
   // With REDIS_URL the counters live in Redis (one budget across instances). A Redis failure skips counting
   // (degrade open, see plugins/shared-state.ts) instead of failing every request.
   const redis = app.sharedState.redis;
@@ -91,37 +128,121 @@ async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
       limiter = app.createRateLimit({
         max: bucket.max,
         timeWindow: bucket.windowMs,
-        keyGenerator: (request) => `${bucket.name}|${bucket.key(request)}`,
+        keyGenerator: (request) => `${bucket.name}|${(request as KeyedRequest)[kFixedKey] ?? bucket.key(request)}`,
       });
       limiters.set(bucket.name, limiter);
     }
     return limiter;
   };
 
-  async function count(request: CountedRequest, bucket: RateBucket): Promise<BucketState> {
-    const existing = request[kState];
-    if (existing) return existing;
-    const result = await limiterFor(bucket)(request);
-    const state: BucketState = result.isAllowed
+  // @fastify/rate-limit's in-memory store answers with its own mutable record, read only after an `await`: concurrent
+  // counts of one key (a GraphQL batch creating users, parallel requests of one client) would all see the last
+  // count. Counts of one key are therefore run one after another here (not needed with Redis, which answers values).
+  const pending = new Map<string, Promise<unknown>>();
+  function serialized<T>(key: string, run: () => Promise<T>): Promise<T> {
+    if (redis) return run();
+    const result = (pending.get(key) ?? Promise.resolve()).then(run, run);
+    const settled = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    pending.set(key, settled);
+    void settled.then(() => {
+      if (pending.get(key) === settled) pending.delete(key);
+    });
+    return result;
+  }
+
+  /** Counts (or, with `increment: false`, only reads) one bucket for `request`. */
+  async function countOne(request: FastifyRequest, bucket: RateBucket, increment = true): Promise<BucketState> {
+    const key = `${bucket.name}|${(request as KeyedRequest)[kFixedKey] ?? bucket.key(request)}`;
+    const result = await serialized(key, () => limiterFor(bucket)(request, { increment }));
+    return result.isAllowed
       ? { limit: bucket.max, remaining: bucket.max, windowMs: bucket.windowMs, resetAt: Date.now() + bucket.windowMs, exceeded: false }
-      : { limit: result.max, remaining: result.remaining, windowMs: result.timeWindow, resetAt: Date.now() + result.ttl, exceeded: result.isExceeded };
-    request[kState] = state;
-    return state;
+      : {
+          limit: result.max,
+          remaining: result.remaining,
+          windowMs: result.timeWindow,
+          resetAt: Date.now() + result.ttl,
+          // A read-only check (failures-only buckets) refuses once the failures so far reached the limit.
+          exceeded: increment ? result.isExceeded : result.remaining <= 0,
+        };
+  }
+
+  // Failures-only buckets learn of a failure only when it is answered (after the password check): attempts still in
+  // progress are held here, so a burst of concurrent guesses cannot all pass the check before the first is counted.
+  // (Per instance; with Redis the stored failures are shared, the attempts in progress are not.)
+  const inFlight = new Map<string, number>();
+  const holdKey = (request: FastifyRequest, bucket: RateBucket) => `${bucket.name}|${bucket.key(request)}`;
+  function release(request: CountedRequest): void {
+    for (const key of request[kHeld] ?? []) {
+      const left = (inFlight.get(key) ?? 1) - 1;
+      if (left > 0) inFlight.set(key, left);
+      else inFlight.delete(key);
+    }
+    request[kHeld] = [];
+  }
+
+  /** A failures-only bucket: refused when the failures counted plus the attempts in progress reach its max. */
+  async function checkFailures(request: CountedRequest, bucket: RateBucket): Promise<BucketState> {
+    const state = await countOne(request, bucket, false);
+    const key = holdKey(request, bucket);
+    const held = inFlight.get(key) ?? 0;
+    const remaining = Math.max(0, state.remaining - held);
+    if (state.exceeded || remaining <= 0) return { ...state, remaining: 0, exceeded: true };
+    inFlight.set(key, held + 1);
+    (request[kHeld] ??= []).push(key);
+    return { ...state, remaining: remaining - 1 };
+  }
+
+  /** Every bucket of the request, the default one first: counted once per request, all of them. */
+  async function count(request: CountedRequest, withRouteBuckets: boolean): Promise<BucketState[]> {
+    const existing = request[kStates];
+    if (existing) return existing;
+    const buckets = withRouteBuckets ? (request.routeOptions.config?.rateBuckets ?? []) : [];
+    const states = await Promise.all([
+      countOne(request, defaultBucket),
+      ...buckets.map((bucket) => (bucket.countOnlyStatus === undefined ? countOne(request, bucket) : checkFailures(request, bucket))),
+    ]);
+    request[kStates] = states;
+    return states;
   }
 
   app.addHook('preValidation', async (request: CountedRequest) => {
-    const state = await count(request, request.routeOptions.config?.rateBucket ?? defaultBucket);
-    if (state.exceeded) {
-      throw new AppError('RATE_LIMITED', `Too many requests; retry in ${seconds(state.resetAt - Date.now())} s`);
-    }
+    const state = mostRestrictive(await count(request, true));
+    if (state.exceeded) throw tooMany(state);
   });
 
   app.addHook('onSend', async (request: CountedRequest, reply) => {
     try {
-      writeHeaders(reply, await count(request, defaultBucket));
+      writeHeaders(reply, mostRestrictive(await count(request, false)));
     } catch (error) {
       request.log.warn({ err: error }, 'rate-limit headers not written');
     }
+  });
+
+  // Failures-only buckets (per-account login) use up a unit once the answer is known to be that failure.
+  app.addHook('onResponse', async (request: CountedRequest, reply) => {
+    try {
+      for (const bucket of request.routeOptions.config?.rateBuckets ?? []) {
+        if (bucket.countOnlyStatus === undefined || reply.statusCode !== bucket.countOnlyStatus) continue;
+        await countOne(request, bucket);
+      }
+    } catch (error) {
+      request.log.warn({ err: error }, 'rate-limit failure not counted');
+    } finally {
+      release(request);
+    }
+  });
+  app.addHook('onRequestAbort', async (request: CountedRequest) => release(request));
+
+  app.decorate('consumeRateLimit', async (bucket: RateBucket, client: FastifyRequest | { key: string }) => {
+    // Without an HTTP request (a WebSocket operation) the caller names the client; the limiter reads it from here.
+    const request = 'raw' in client ? client : ({ [kFixedKey]: client.key, routeOptions: { config: {} } } as unknown as FastifyRequest);
+    const state = await countOne(request, bucket);
+    // The headers of this answer then also weigh this bucket (the most restrictive one is shown).
+    (request as CountedRequest)[kStates]?.push(state);
+    if (state.exceeded) throw tooMany(state);
   });
 }
 

@@ -20,21 +20,25 @@ const helmet = createRequire(createRequire(import.meta.url).resolve('@fastify/he
 const HELMET_OPTIONS = { contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } };
 
 /**
- * GraphiQL (GET /graphql from a browser) is a page Yoga renders with inline scripts, assets from unpkg.com and
- * Monaco workers started from blob: URLs; it gets this policy instead of the strict default.
+ * GraphiQL (GET /graphql from a browser) is a page rendered with @graphql-yoga/render-graphiql: its scripts and styles
+ * are inline in the page (served by the product, no CDN) and Monaco's workers start from blob: URLs. It gets this
+ * policy instead of the strict default; no external host is allowed anywhere.
  */
 export const GRAPHIQL_CSP = [
   "default-src 'self'",
-  "script-src 'self' 'unsafe-inline' https://unpkg.com",
-  "style-src 'self' 'unsafe-inline' https://unpkg.com",
-  "img-src 'self' data: https:",
-  "font-src 'self' data: https://unpkg.com",
-  "connect-src 'self' ws: wss: https://unpkg.com",
+  "script-src 'self' 'unsafe-inline'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "connect-src 'self' ws: wss:",
   "worker-src 'self' blob:",
   "base-uri 'self'",
   "object-src 'none'",
   "frame-ancestors 'self'",
 ].join('; ');
+
+/** Routes whose answers carry tokens in the body. */
+const CREDENTIAL_ROUTES = new Set(['/login', '/auth/refresh', '/api/v1/api-keys']);
 
 async function securityHeadersPlugin(app: FastifyInstance): Promise<void> {
   // What @fastify/helmet's global mode does (helmet's middleware on the raw response in onRequest, so its headers are on
@@ -46,6 +50,11 @@ async function securityHeadersPlugin(app: FastifyInstance): Promise<void> {
     if (request.routeOptions.url === '/graphql' && typeof type === 'string' && type.startsWith('text/html')) {
       reply.header('content-security-policy', GRAPHIQL_CSP);
     }
+    // An answer for an authenticated caller is theirs alone: no shared or browser cache may keep it (RFC 9111 §5.2.2.5).
+    // (`principal` is set by the auth plugin; requests refused before it ran are anonymous or have none.)
+    // So is an answer that hands out credentials (tokens of /login and /auth/refresh, a session cookie).
+    const authenticated = request.principal !== undefined && request.principal !== null && request.principal.kind !== 'anonymous';
+    if (authenticated || CREDENTIAL_ROUTES.has(request.routeOptions.url ?? '') || reply.hasHeader('set-cookie')) reply.header('cache-control', 'no-store');
     return payload;
   });
 

@@ -1,23 +1,59 @@
 // Per-operation Fastify route options beyond the contract's own: the stricter rate-limit buckets of SPEC §4
-// (counted instead of the default bucket by plugins/rate-limit.ts, which also writes their numbers in the headers).
+// (counted on top of the default bucket by plugins/rate-limit.ts, which writes the most restrictive one in the headers).
 import type { OperationId } from '@users-posts/contracts';
 import type { FastifyInstance, FastifyRequest, RouteShorthandOptions } from 'fastify';
-import type { RateBucket } from '../plugins/rate-limit.js';
+import { clientAddress, type RateBucket } from '../plugins/rate-limit.js';
+import type { Config } from '../config.js';
 
 const MINUTE_MS = 60_000;
 
-/** Login attempts count per IP and e-mail, successful or not (the body is parsed by `preValidation`). */
-function loginKey(request: FastifyRequest): string {
+/** The login e-mail as the account key (lower-cased: e-mails are matched case-insensitively). */
+function loginEmail(request: FastifyRequest): string {
   const email = (request.body as { email?: unknown } | undefined)?.email;
-  return `${request.ip}|${typeof email === 'string' ? email.toLowerCase() : ''}`;
+  return typeof email === 'string' ? email.trim().toLowerCase() : '';
 }
+
+/**
+ * The three login buckets (SPEC §4), all counted on top of the default bucket:
+ * - per address and e-mail (`loginMax`/min, every attempt): one client guessing one account;
+ * - per address across e-mails (`loginIpMax`/min, every attempt): credential spraying from one address;
+ * - per account across addresses (`loginAccount`, failed attempts only): a botnet guessing one account. Only failures
+ *   count so that the owner's own sign-ins never use it up; once exceeded the account refuses every login (also the
+ *   right password: otherwise the guessing would go on) until the window ends. That lock-out is the back-off, and it
+ *   is deliberately fixed, not growing: @fastify/rate-limit's `exponentialBackoff` doubles the window with every
+ *   further attempt (unbounded), which would let an attacker lock the real owner out for as long as they keep trying.
+ *   Refused attempts are not failures, so an attacker cannot extend the lock-out: it lasts at most one window.
+ */
+export function loginBuckets(rateLimits: Config['rateLimits']): RateBucket[] {
+  return [
+    { name: 'login', max: rateLimits.loginMax, windowMs: MINUTE_MS, key: (request) => `${clientAddress(request)}|${loginEmail(request)}` },
+    { name: 'login-ip', max: rateLimits.loginIpMax, windowMs: MINUTE_MS, key: clientAddress },
+    { name: 'login-account', max: rateLimits.loginAccount.max, windowMs: rateLimits.loginAccount.windowMs, key: loginEmail, countOnlyStatus: 401 },
+  ];
+}
+
+/** Accounts created per client address (SPEC §4 sign-up bucket), used up once per account by the REST and GraphQL handlers. */
+export const signupBucket = (rateLimits: Config['rateLimits']): RateBucket => ({
+  name: 'signup',
+  max: rateLimits.signup.max,
+  windowMs: rateLimits.signup.windowMs,
+  key: clientAddress,
+});
 
 export function routeOptions(app: FastifyInstance): Partial<Record<OperationId, RouteShorthandOptions>> {
   const { rateLimits } = app.config;
-  const login: RateBucket = { name: 'login', max: rateLimits.loginMax, windowMs: MINUTE_MS, key: loginKey };
-  const refresh: RateBucket = { name: 'refresh', max: rateLimits.refreshMax, windowMs: MINUTE_MS, key: (request) => request.ip };
+  const refresh: RateBucket = { name: 'refresh', max: rateLimits.refreshMax, windowMs: MINUTE_MS, key: clientAddress };
   return {
-    login: { config: { rateBucket: login } },
-    refreshTokens: { config: { rateBucket: refresh } },
+    login: { config: { rateBuckets: loginBuckets(rateLimits) } },
+    refreshTokens: { config: { rateBuckets: [refresh] } },
   };
+}
+
+/**
+ * Uses up one account of the sign-up bucket for the client of `request` (throws RATE_LIMITED when exceeded, before
+ * anything is written). Called once per account created by REST `POST /users` and GraphQL `createUser`, so aliases and
+ * batched operations each count; ADMIN batch creation (`POST /users/batch`) does not.
+ */
+export function consumeSignup(request: FastifyRequest): Promise<void> {
+  return request.server.consumeRateLimit(signupBucket(request.server.config.rateLimits), request);
 }

@@ -5,7 +5,7 @@ import { Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { signUp } from '../support/cluster.js';
-import { describeWithServers, startApi, startPostgres, type ApiProcess, type PostgresServer } from '../support/processes.js';
+import { describeWithServers, startApi, startPostgres, TEST_METRICS_TOKEN, type ApiProcess, type PostgresServer } from '../support/processes.js';
 import { Subscription, wsClient } from '../support/ws.js';
 
 /** From SIGTERM to exit, with the lock held for the first ~1.5 s (main.ts forces an exit, code 1, after 10 s). */
@@ -79,7 +79,7 @@ describeWithServers('SIGTERM with a request in flight and a subscription open', 
     let subscriptionEnded = false;
     void Promise.race([subscription.done, subscription.error]).then(() => (subscriptionEnded = true));
     await until('the subscription to be open', 30_000, async () => {
-      const text = await (await fetch(`${api.base}/metrics`)).text();
+      const text = await (await fetch(`${api.base}/metrics`, { headers: { authorization: `Bearer ${TEST_METRICS_TOKEN}` } })).text();
       return /^graphql_active_subscriptions 1$/m.test(text);
     });
 

@@ -1,7 +1,7 @@
 // Several API processes sharing one PostgreSQL database and one Redis, as behind a load balancer, plus HTTP helpers.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { sign } from '../../src/auth/signature.js';
-import { startApi, startPostgres, startRedis, type ApiProcess, type PostgresServer, type RedisServer } from './processes.js';
+import { startApi, startPostgres, startRedis, TEST_METRICS_TOKEN, type ApiProcess, type PostgresServer, type RedisServer } from './processes.js';
 
 export interface Cluster {
   postgres: PostgresServer;
@@ -97,7 +97,7 @@ export function signedUrl(signingSecret: string, method: string, url: string, no
 
 /** The value of a gauge or counter line of /metrics (summed over its label sets), 0 when absent. */
 export async function metric(base: string, name: string): Promise<number> {
-  const text = await (await fetch(`${base}/metrics`)).text();
+  const text = await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${TEST_METRICS_TOKEN}` } })).text();
   return text
     .split('\n')
     .filter((line) => line.startsWith(`${name} `) || line.startsWith(`${name}{`))

@@ -282,6 +282,9 @@ export interface ApiProcess {
   stop(graceMs?: number): Promise<number | null>;
 }
 
+/** The /metrics token of the processes started here (the product serves /metrics only with one, or on its own port). */
+export const TEST_METRICS_TOKEN = 'test-metrics-token-0123456789';
+
 /**
  * Starts the product with `env` merged over process.env minus DATABASE_URL/REDIS_URL (so the embedded database and
  * in-memory state unless `env` names them); sets HOST=127.0.0.1, a free PORT, LOG_LEVEL=warn and a temporary
@@ -293,7 +296,7 @@ export async function startApi(env: Record<string, string>, readyWithinMs = 90_0
   const childEnv: NodeJS.ProcessEnv = { ...process.env };
   delete childEnv.DATABASE_URL;
   delete childEnv.REDIS_URL;
-  Object.assign(childEnv, { HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn' }, ownDataDir ? { DATA_DIR: ownDataDir } : {}, env);
+  Object.assign(childEnv, { HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', METRICS_TOKEN: TEST_METRICS_TOKEN }, ownDataDir ? { DATA_DIR: ownDataDir } : {}, env);
 
   const child = spawn(process.execPath, ['--import', 'tsx', 'apps/api/src/main.ts'], { cwd: repoRoot, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
