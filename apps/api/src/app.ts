@@ -5,8 +5,10 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from './auth/clock.js';
 import type { IdentityStores } from './auth/identity.js';
 import { ensureAdmin } from './bootstrap/admin.js';
+import { trustProxyFunction } from './client-address.js';
 import type { Config } from './config.js';
 import authPlugin from './plugins/auth.js';
+import csrfPlugin from './plugins/csrf.js';
 import databasePlugin from './plugins/database.js';
 import docsPlugin from './plugins/docs.js';
 import errorHandlerPlugin, { clientErrorHandler, frameworkErrors } from './plugins/error-handler.js';
@@ -46,6 +48,12 @@ export const REDACTED_LOG_PATHS = [
   '*.refreshToken',
 ];
 
+/** A client's x-request-id: 1–64 characters of [A-Za-z0-9._:-] (UUIDs, trace ids), else none. */
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+export function acceptedRequestId(header: string | string[] | undefined): string | undefined {
+  return typeof header === 'string' && REQUEST_ID.test(header) ? header : undefined;
+}
+
 export async function buildApp(config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     logger: {
@@ -56,8 +64,22 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
         req: (req) => ({ method: req.method, url: req.url.split('?')[0], remoteAddress: req.ip }),
       },
     },
-    requestIdHeader: 'x-request-id',
-    genReqId: () => randomUUID(),
+    // An incoming x-request-id is kept only when short and well-formed (it reaches every log line and the response);
+    // anything else (CR/LF for log injection, 10 KB ids) is replaced by a fresh UUID.
+    requestIdHeader: false,
+    genReqId: (req) => acceptedRequestId(req.headers['x-request-id']) ?? randomUUID(),
+    // Behind a proxy (TRUST_PROXY) request.ip, and so every rate-limit bucket, is the client's address from
+    // X-Forwarded-For; off by default, X-Forwarded-For is ignored (anyone could send one).
+    // (a boolean, hop count or address list; Fastify takes each, but its overloads cannot resolve the union)
+    trustProxy: trustProxyFunction(config.trustProxy),
+    // Slow-loris: the request's headers must arrive within headersTimeout and the whole request (not the answer, so
+    // SSE streams and WebSockets are unaffected) within requestTimeout. Node checks both every
+    // connectionsCheckingInterval (30 s by default): a quarter of the headers timeout keeps the cut close to it.
+    requestTimeout: config.http.requestTimeoutMs,
+    http: {
+      headersTimeout: Math.min(config.http.headersTimeoutMs, config.http.requestTimeoutMs),
+      connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(config.http.headersTimeoutMs / 4))),
+    },
     bodyLimit: 1024 * 1024,
     forceCloseConnections: 'idle',
     // Opening the embedded database runs its migrations (a first start, on a busy machine, can take over Fastify's
@@ -69,6 +91,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     // `/api/...` without a version in the path reaches the `/api/v1` routes (plugins/versioning.ts).
     rewriteUrl,
   });
+  // Connection cap (a flood of idle sockets): further connections are closed by Node at once.
+  app.server.maxConnections = config.http.maxConnections;
   app.decorate('config', config);
   app.decorate('routeTable', []);
   app.addHook('onRoute', (route) => {
@@ -84,6 +108,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(databasePlugin, { database: options.database });
   await app.register(metricsPlugin);
   await app.register(authPlugin, { clock: options.clock, stores: options.stores });
+  await app.register(csrfPlugin);
   await app.register(versioningPlugin);
   await app.register(rateLimitPlugin);
   await app.register(restPlugin);

@@ -53,7 +53,13 @@ export interface Config {
   /** HTTP server bounds against slow clients (slow-loris) and connection floods. */
   http: { headersTimeoutMs: number; requestTimeoutMs: number; maxConnections: number };
   /** Subscription caps (SPEC §2): per WebSocket connection, per client (user or address) and in total. */
-  subscriptionLimits: { perConnection: number; perClient: number; total: number };
+  subscriptionLimits: {
+    perConnection: number;
+    perClient: number;
+    total: number;
+    /** How often open authenticated WebSockets re-verify their token (default 30 s; not an env setting, for tests). */
+    reverifyIntervalMs?: number | undefined;
+  };
   /** The administrator created or updated at start, when both are set. */
   admin: { email: string; password: string } | undefined;
   /** OpenID Connect providers (`OAUTH_<NAME>_*`), none by default. */
@@ -100,6 +106,8 @@ const schema = {
     GRAPHQL_MAX_TOKENS: { type: 'integer', minimum: 1, default: 2000 },
     GRAPHQL_MAX_DIRECTIVES: { type: 'integer', minimum: 0, default: 50 },
     GRAPHQL_MAX_BATCH: { type: 'integer', minimum: 1, maximum: 100, default: 10 },
+    GRAPHQL_MAX_NODES: { type: 'integer', minimum: 1, default: 50_000 },
+    GRAPHQL_MAX_EXECUTION_MS: { type: 'integer', minimum: 1, default: 10_000 },
     REFRESH_RATE_LIMIT_MAX: { type: 'integer', minimum: 1, default: 60 },
     ADMIN_EMAIL: { type: 'string', pattern: '^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$', maxLength: 254 },
     ADMIN_PASSWORD: { type: 'string', minLength: 8, maxLength: 128 },
@@ -144,6 +152,8 @@ interface RawEnv {
   GRAPHQL_MAX_TOKENS: number;
   GRAPHQL_MAX_DIRECTIVES: number;
   GRAPHQL_MAX_BATCH: number;
+  GRAPHQL_MAX_NODES: number;
+  GRAPHQL_MAX_EXECUTION_MS: number;
   REFRESH_RATE_LIMIT_MAX: number;
   ADMIN_EMAIL?: string;
   ADMIN_PASSWORD?: string;
@@ -178,6 +188,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxTokens: raw.GRAPHQL_MAX_TOKENS,
       maxDirectives: raw.GRAPHQL_MAX_DIRECTIVES,
       maxBatch: raw.GRAPHQL_MAX_BATCH,
+      maxNodes: raw.GRAPHQL_MAX_NODES,
+      maxExecutionMs: raw.GRAPHQL_MAX_EXECUTION_MS,
     },
     defaultRateLimit: { max: raw.RATE_LIMIT_MAX, windowMs: raw.RATE_LIMIT_WINDOW_MS },
     rateLimits: {

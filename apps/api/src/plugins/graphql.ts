@@ -1,18 +1,23 @@
 // Mounts GraphQL Yoga on Fastify at /graphql (POST, GET, SSE subscriptions, GraphiQL for browsers) and graphql-ws on its upgrades.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { createYoga } from 'graphql-yoga';
 import { createGraphQLContext } from '../graphql/context.js';
 import { maskError } from '../graphql/errors.js';
 import { limitPlugins } from '../graphql/limits.js';
 import { buildGraphQLSchema } from '../graphql/schema.js';
+import { addressResolver } from '../client-address.js';
+import { CAP_RETRY_AFTER_SECONDS, capMessage, SubscriptionCaps } from '../graphql/subscription-limits.js';
 import { serveGraphQLOverWebSocket, subscriptionStreams, type WebSocketServerContext } from '../graphql/websocket.js';
+import { clientKey, type RateBucket } from './rate-limit.js';
 
 /** HTTP (and SSE) operations carry Fastify's request and its principal; WebSocket ones the socket's principal. */
 type ServerContext = { req: FastifyRequest; reply: FastifyReply } | WebSocketServerContext;
 
 async function graphqlPlugin(app: FastifyInstance): Promise<void> {
-  const production = app.config.nodeEnv === 'production';
+  // Error details (messages of unexpected errors, stack traces) only with NODE_ENV=development set explicitly.
+  const production = !app.config.exposeErrors;
   const streams = subscriptionStreams();
   const yoga = createYoga<ServerContext>({
     schema: buildGraphQLSchema(),
@@ -21,6 +26,8 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
       'req' in server ? createGraphQLContext(app.services, server.req.principal, server.req) : createGraphQLContext(app.services, server.principal),
     maskedErrors: { maskError, isDev: !production },
     graphiql: { title: 'users-posts GraphQL' },
+    // GraphiQL's scripts and styles bundled in the page by the product, not loaded from a CDN (quiet by default).
+    renderGraphiQL,
     plugins: [...limitPlugins(app.config.graphqlLimits), streams.plugin, app.metrics.subscriptionsPlugin],
     // CORS is @fastify/cors' (CORS_ORIGINS), as on every route; Yoga's own would reflect any origin.
     cors: false,
@@ -34,10 +41,23 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
     },
   });
 
+  const defaultBucket: RateBucket = { name: 'default', ...app.config.defaultRateLimit, key: clientKey };
+  // One tally of sockets and subscriptions (WebSocket and SSE) for the process (graphql/subscription-limits.ts).
+  const caps = new SubscriptionCaps(app.config.subscriptionLimits);
+
   app.route({
     url: yoga.graphqlEndpoint,
     method: ['GET', 'POST', 'OPTIONS'],
     handler: async (req, reply) => {
+      // An SSE response is held open: it takes a subscription slot of its client until the connection closes.
+      if ((req.headers.accept ?? '').includes('text/event-stream')) {
+        const lease = caps.subscriptions.take(clientKey(req));
+        if ('refused' in lease) {
+          const message = capMessage(lease.refused, caps.limits, 'subscription streams');
+          return reply.status(429).header('retry-after', CAP_RETRY_AFTER_SECONDS).send({ errors: [{ message, extensions: { code: 'RATE_LIMITED' } }] });
+        }
+        reply.raw.once('close', lease.release);
+      }
       const response = await yoga.handleNodeRequestAndResponse(req, reply, { req, reply });
       response.headers.forEach((value, key) => void reply.header(key, value));
       reply.status(response.status);
@@ -64,6 +84,12 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
     maxPayload: app.initialConfig.bodyLimit ?? 1024 * 1024,
     log: app.log,
     production,
+    caps,
+    addressOf: addressResolver(app.config.trustProxy),
+    // The HTTP default bucket (plugins/rate-limit.ts; the same name shares its limiter and store).
+    consumeRateLimit: (key) => app.consumeRateLimit(defaultBucket, { key }),
+    onRevoked: (listener) => app.identity.onRevoked(listener),
+    reverifyIntervalMs: app.config.subscriptionLimits.reverifyIntervalMs,
   });
   // Before the HTTP server closes (it waits for open connections): sockets get 1001, SSE streams complete.
   app.addHook('preClose', async () => {
@@ -73,4 +99,4 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
   });
 }
 
-export default fp(graphqlPlugin, { name: 'graphql', dependencies: ['database', 'auth', 'metrics'] });
+export default fp(graphqlPlugin, { name: 'graphql', dependencies: ['database', 'auth', 'metrics', 'rate-limit'] });

@@ -8,7 +8,7 @@ import { AppError } from '../errors.js';
 import type { EventBus } from './events.js';
 import { parseId } from './ids.js';
 import { translatePrismaError } from './prisma-errors.js';
-import type { Window } from './users.js';
+import { LIST_MAX, type Window } from './users.js';
 import { requireFields, validate } from './validation.js';
 
 export interface NewPost {
@@ -27,6 +27,9 @@ export interface PostsPage {
 
 const MAX_PAGE = 100;
 
+/** The most posts `User.posts` returns per user (the oldest ones; documented in schema.graphql). */
+export const POSTS_PER_AUTHOR_MAX = 100;
+
 /** SPEC §4 allow-list for sorting posts. */
 export const POST_SORT_FIELDS = ['id', 'title', 'createdAt'] as const;
 export type PostSortField = (typeof POST_SORT_FIELDS)[number];
@@ -38,8 +41,9 @@ function pageSize(value: number, field: string): number {
   return value;
 }
 
-/** Connection cursors share the keyset cursor format of the REST collections (id order). */
-const postCursor = (post: Post) => encodeCursor('id', 'asc', post.id, post.id);
+/** Connection cursors share the keyset cursor format of the REST collections, bound to the connection (SPEC §4). */
+const CONNECTION_SCOPE = { collection: 'Query.postsConnection', field: 'id', direction: 'asc', filters: null } as const;
+const postCursor = (post: Post) => encodeCursor(CONNECTION_SCOPE, post.id, post.id);
 
 export class PostsService {
   constructor(
@@ -47,9 +51,9 @@ export class PostsService {
     private readonly events: EventBus,
   ) {}
 
-  /** Posts in id order; every post when no window is given. */
+  /** Posts in id order; without a `limit`, every post up to LIST_MAX (SPEC §2: the work of one request is bounded). */
   list(window: Window = {}): Promise<Post[]> {
-    return this.prisma.post.findMany({ orderBy: { id: 'asc' }, take: window.limit, skip: window.offset });
+    return this.prisma.post.findMany({ orderBy: { id: 'asc' }, take: window.limit ?? LIST_MAX, skip: window.offset });
   }
 
   /** One page of posts by the collection conventions (filter by author, search over title and content). */
@@ -61,7 +65,7 @@ export class PostsService {
         { content: { contains: query.search, mode: 'insensitive' } },
       ];
     }
-    return findPage(this.prisma.post, query, { where, dates: ['createdAt'] });
+    return findPage(this.prisma.post, query, { collection: 'posts', where, dates: ['createdAt'] });
   }
 
   async get(id: string | number): Promise<Post | null> {
@@ -80,7 +84,7 @@ export class PostsService {
     let afterId: number | undefined;
     if (after) {
       try {
-        afterId = decodeCursor(after, 'id', 'asc').id;
+        afterId = decodeCursor(after, CONNECTION_SCOPE, { parameter: 'after' }).id;
       } catch {
         throw new AppError('VALIDATION_FAILED', 'Invalid cursor', [{ field: 'after', message: 'is not a cursor of this connection' }]);
       }
@@ -115,12 +119,19 @@ export class PostsService {
     return post;
   }
 
-  /** Posts of each author, oldest first, in the order asked (DataLoader batch function). */
+  /**
+   * The first POSTS_PER_AUTHOR_MAX posts of each author, oldest first, in the order asked (DataLoader batch function).
+   * One statement per batch: the per-author cap needs a window function, which Prisma's query API cannot express.
+   */
   async listByAuthors(authorIds: readonly number[]): Promise<Post[][]> {
-    const rows = await this.prisma.post.findMany({
-      where: { authorId: { in: [...authorIds] } },
-      orderBy: { id: 'asc' },
-    });
+    const rows = await this.prisma.$queryRaw<Post[]>`
+      SELECT id, title, content, "authorId", "createdAt", "updatedAt" FROM (
+        SELECT id, title, content, author_id AS "authorId", created_at AS "createdAt", updated_at AS "updatedAt",
+               ROW_NUMBER() OVER (PARTITION BY author_id ORDER BY id) AS rank
+        FROM posts WHERE author_id = ANY(${[...authorIds]}::int[])
+      ) AS ranked
+      WHERE rank <= ${POSTS_PER_AUTHOR_MAX}
+      ORDER BY id`;
     const byAuthor = new Map<number, Post[]>(authorIds.map((id) => [id, []]));
     for (const row of rows) byAuthor.get(row.authorId)?.push(row);
     return authorIds.map((id) => byAuthor.get(id) ?? []);

@@ -48,6 +48,9 @@ export interface UserReplacement {
   role?: Role | undefined;
 }
 
+/** The most rows `users` / `posts` return without a `limit` (SPEC §2: at least 1 000; documented in schema.graphql). */
+export const LIST_MAX = 1000;
+
 /** At most this many users per batch or bulk operation (SPEC §4, the contract's maxItems). */
 export const BULK_MAX = 100;
 
@@ -56,9 +59,9 @@ const EMAIL_TAKEN = { field: 'email', message: 'is already in use' };
 export class UsersService {
   constructor(private readonly prisma: PrismaClient) {}
 
-  /** Users in id order; every user when no window is given. */
+  /** Users in id order; without a `limit`, every user up to LIST_MAX (SPEC §2: the work of one request is bounded). */
   list(window: Window = {}): Promise<User[]> {
-    return this.prisma.user.findMany({ orderBy: { id: 'asc' }, take: window.limit, skip: window.offset });
+    return this.prisma.user.findMany({ orderBy: { id: 'asc' }, take: window.limit ?? LIST_MAX, skip: window.offset });
   }
 
   /** One page of users by the collection conventions (filters by equality, search over name and email). */
@@ -70,7 +73,7 @@ export class UsersService {
         { email: { contains: query.search, mode: 'insensitive' } },
       ];
     }
-    return findPage(this.prisma.user, query, { where, nullable: ['age'], dates: ['createdAt'] });
+    return findPage(this.prisma.user, query, { collection: 'users', where, nullable: ['age'], dates: ['createdAt'], integers: ['age'] });
   }
 
   /** The user with this external id, or null. */
@@ -112,11 +115,13 @@ export class UsersService {
     }
     if (patch.role !== undefined && principal.role !== 'ADMIN') throw new AppError('FORBIDDEN', 'Only an ADMIN may change a role');
     validate(patch as Record<string, unknown>, { name: true, email: true, age: true });
+    const email = patch.email?.toLowerCase();
     try {
-      return await this.prisma.user.update({
-        where: { id: dbId },
-        data: { name: patch.name ?? undefined, email: patch.email?.toLowerCase(), age: patch.age, role: patch.role },
-      });
+      const [, user] = await this.prisma.$transaction([
+        clearVerificationUnlessEmail(this.prisma, [dbId], email),
+        this.prisma.user.update({ where: { id: dbId }, data: { name: patch.name ?? undefined, email, age: patch.age, role: patch.role } }),
+      ]);
+      return user;
     } catch (error) {
       translatePrismaError(error, { unique: EMAIL_TAKEN, missing: 'User not found' });
     }
@@ -135,7 +140,8 @@ export class UsersService {
    * Creates 1–100 USERs all or nothing, in one transaction. Every invalid user is named as `users[i].field` (422);
    * an email repeated inside the batch (the later occurrences) or already in use is named as `users[i].email` (409).
    */
-  async createMany(inputs: readonly NewUser[]): Promise<User[]> {
+  async createMany(principal: Principal, inputs: readonly NewUser[]): Promise<User[]> {
+    requireRole(principal, 'ADMIN');
     if (inputs.length === 0 || inputs.length > BULK_MAX) {
       throw new AppError('VALIDATION_FAILED', 'Validation failed', [{ field: 'users', message: `must hold 1 to ${BULK_MAX} users` }]);
     }
@@ -202,6 +208,7 @@ export class UsersService {
       }
       if (existing.length === 0) return 0;
       try {
+        await clearVerificationUnlessEmail(tx, existing.map((row) => row.id), patch.email?.toLowerCase());
         const { count } = await tx.user.updateMany({
           where: { id: { in: existing.map((row) => row.id) } },
           data: { name: patch.name ?? undefined, email: patch.email?.toLowerCase(), age: patch.age, role: patch.role },
@@ -213,15 +220,17 @@ export class UsersService {
     });
   }
 
-  /** Deletes the users with these ids (their data cascades) in one statement; returns how many existed. */
-  async deleteMany(ids: readonly number[]): Promise<number> {
+  /** Deletes the users with these ids (ADMIN; their data cascades) in one statement; returns how many existed. */
+  async deleteMany(principal: Principal, ids: readonly number[]): Promise<number> {
+    requireRole(principal, 'ADMIN');
     if (ids.length === 0) return 0;
     const { count } = await this.prisma.user.deleteMany({ where: { id: { in: [...ids] } } });
     return count;
   }
 
-  /** Deletes a user (their posts, comments and orders cascade); false when no user had this id. */
-  async delete(id: string | number): Promise<boolean> {
+  /** Deletes a user (ADMIN; their posts, comments and orders cascade); false when no user had this id. */
+  async delete(principal: Principal, id: string | number): Promise<boolean> {
+    requireRole(principal, 'ADMIN');
     const dbId = parseId(id);
     if (dbId === null) return false;
     const { count } = await this.prisma.user.deleteMany({ where: { id: dbId } });
@@ -231,6 +240,15 @@ export class UsersService {
   count(): Promise<number> {
     return this.prisma.user.count();
   }
+}
+
+/**
+ * Clears `emailVerifiedAt` of those users whose e-mail `email` would change (no-op when the patch has no e-mail): the
+ * service verified the old address, not the new one, and OpenID linking trusts only a verified address (issue 10).
+ */
+function clearVerificationUnlessEmail(db: Pick<PrismaClient, 'user'>, ids: number[], email: string | undefined) {
+  const where: Prisma.UserWhereInput = email === undefined ? { id: { in: [] } } : { id: { in: ids }, NOT: { email } };
+  return db.user.updateMany({ where, data: { emailVerifiedAt: null } });
 }
 
 function conflict(fields: FieldError[]): AppError {

@@ -80,7 +80,7 @@ export type Post = {
   __typename?: 'Post';
   /** The user who wrote the post. */
   author: User;
-  /** Body text, 1–50 000 characters. */
+  /** Body text, 1–50 000 characters (counted as one object per 100 characters by the run-time budget of a request). */
   content: Scalars['String']['output'];
   /** When the post was created (ISO-8601, UTC). */
   createdAt: Scalars['String']['output'];
@@ -116,7 +116,7 @@ export type Query = {
   currentUser: User;
   /** The post with this id, or null when there is none. */
   post: Maybe<Post>;
-  /** Every post in id order, or one page of them when `limit` or `offset` is given. */
+  /** Every post in id order (at most 1 000), or one page of them when `limit` or `offset` is given. */
   posts: Array<Post>;
   /** Posts in id order as a Relay connection. */
   postsConnection: PostConnection;
@@ -126,7 +126,7 @@ export type Query = {
   statistics: Statistics;
   /** The user with this id, or null when there is none. */
   user: Maybe<User>;
-  /** Every user in id order, or one page of them when `limit` or `offset` is given. */
+  /** Every user in id order (at most 1 000), or one page of them when `limit` or `offset` is given. */
   users: Array<User>;
 };
 
@@ -208,7 +208,7 @@ export type User = {
   id: Scalars['ID']['output'];
   /** Display name, 1–100 characters. */
   name: Scalars['String']['output'];
-  /** The posts this user wrote, oldest first. */
+  /** The posts this user wrote, oldest first: at most the first 100 (counted as 5 posts by the cost limit). */
   posts: Array<Post>;
   /** The user's role. */
   role: Role;
@@ -331,6 +331,10 @@ export type AuthDirectiveArgs = {
 
 export type AuthDirectiveResolver<Result, Parent, ContextType = GraphQLContext, Args = AuthDirectiveArgs> = DirectiveResolverFn<Result, Parent, ContextType, Args>;
 
+export type PublicDirectiveArgs = { };
+
+export type PublicDirectiveResolver<Result, Parent, ContextType = GraphQLContext, Args = PublicDirectiveArgs> = DirectiveResolverFn<Result, Parent, ContextType, Args>;
+
 export type MutationResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Mutation'] = ResolversParentTypes['Mutation']> = ResolversObject<{
   createPost?: Resolver<ResolversTypes['Post'], ParentType, ContextType, RequireFields<MutationCreatePostArgs, 'authorId' | 'content' | 'title'>>;
   createUser?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationCreateUserArgs, 'input'>>;
@@ -408,4 +412,5 @@ export type Resolvers<ContextType = GraphQLContext> = ResolversObject<{
 
 export type DirectiveResolvers<ContextType = GraphQLContext> = ResolversObject<{
   auth?: AuthDirectiveResolver<any, any, ContextType>;
+  public?: PublicDirectiveResolver<any, any, ContextType>;
 }>;

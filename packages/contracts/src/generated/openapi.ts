@@ -17,8 +17,11 @@ export interface paths {
          *     `sid` (`HttpOnly; Secure; SameSite=Lax; Max-Age=86400; Path=/`) instead.
          *
          *     A failed login answers `401 {"success": false, "error": ...}` and never reveals whether the
-         *     email exists. A malformed body is `422`. Rate limited to 10 attempts per minute per IP +
-         *     email, successful or not (`429`). The password policy (8–128 characters) is applied when a
+         *     email exists. A malformed body is `422`. Rate limited (`429`, on top of the default bucket)
+         *     to 10 attempts per minute per client address + email and 20 per minute per client address
+         *     across emails, successful or not, and to 30 failed attempts per 15 minutes per account
+         *     (email) across addresses: once over it, the account refuses every login, also with the
+         *     right password, until that window ends (refused attempts do not extend it). The password policy (8–128 characters) is applied when a
          *     password is set; here any non-empty password up to 128 characters is accepted for checking.
          */
         post: operations["login"];
@@ -41,18 +44,20 @@ export interface paths {
          * Rotate a refresh token into a fresh token pair
          * @description Exchanges a valid refresh token for a new access token and a new refresh token. The
          *     presented refresh token is invalidated at once (rotation). Presenting an already rotated
-         *     token is treated as theft: every token of that user is revoked (all refresh families, and
-         *     all access tokens by bumping the user's token version).
+         *     token, at any time after its rotation, is treated as theft: every token of that user is
+         *     revoked (all refresh families, all access tokens by bumping the user's token version, and
+         *     every cookie session).
          *
          *     An invalid, expired, revoked or reused token answers `401` (error envelope plus `error`);
          *     the client must then log in again. A malformed body is `422`. Rate limited to 60 requests
          *     per minute per IP.
          *
          *     Concurrent presentations of the same token (two tabs, a network retry): exactly one wins
-         *     and gets the new pair. A second presentation within 10 seconds of the spend answers `409`
-         *     (code 40900) and revokes nothing: the client should use the pair the winning request stored,
-         *     and must not treat `409` as the end of its login. After those 10 seconds the same token is
-         *     reuse, answered `401` with every token of the user revoked.
+         *     and gets the new pair; by default the others are reuse (`401`, everything revoked), so
+         *     clients share one refresh. Only when the deployment sets `REFRESH_REUSE_GRACE_MS` does a
+         *     second presentation within that many milliseconds of the spend answer `409` (code 40900)
+         *     and revoke nothing: the client should then use the pair the winning request stored, and
+         *     must not treat `409` as the end of its login. After the window the same token is reuse.
          */
         post: operations["refreshTokens"];
         delete?: never;
@@ -161,6 +166,11 @@ export interface paths {
          *     `code_verifier`, kept server-side with the state). Providers are configured by env
          *     (`OAUTH_<NAME>_ISSUER`, `_CLIENT_ID`, `_CLIENT_SECRET`, `_REDIRECT_URI`); `{provider}` is
          *     `<NAME>` in lower case. An unknown provider → `404`; an unreachable issuer → `503`.
+         *
+         *     With `?link=true` this is the authenticated link flow: the caller must be signed in (session
+         *     cookie or Bearer token; `401` otherwise), and the callback attaches the provider login to
+         *     that user — and to no other — then logs in as them. This is how an existing account whose
+         *     e-mail this service has not verified, or an ADMIN account, gets an OpenID login.
          */
         get: operations["oauthAuthorize"];
         put?: never;
@@ -187,14 +197,23 @@ export interface paths {
         /**
          * Finish an OpenID Connect login
          * @description The provider redirects here. The server checks `state`, exchanges `code` together with
-         *     the stored `code_verifier`, verifies the ID token (issuer, audience, `nonce`), links the
-         *     provider account to the user with that email or creates the user (role USER), and then
-         *     answers exactly like `POST /login`: the token pair by default, or `{"success": true}` and
-         *     the `sid` cookie when the authorize request carried `?session=true`.
+         *     the stored `code_verifier`, verifies the ID token (issuer, audience, `nonce`), finds or
+         *     links the user, and then answers exactly like `POST /login`: the token pair by default, or
+         *     `{"success": true}` and the `sid` cookie when the authorize request carried `?session=true`.
+         *
+         *     Which user (no account takeover by an unverified address): a provider login seen before logs
+         *     in its linked user. A new one needs an e-mail the provider verified (`401` otherwise); no
+         *     account with it → a new USER, its e-mail marked verified. An existing account with it is
+         *     linked automatically only when this service verified that address (the account was created
+         *     by such a login, and its e-mail has not changed since) and its role is USER; any other
+         *     existing account (signed up with a password, e-mail changed, or ADMIN) → `409`: sign in to
+         *     it, then open `GET /auth/oauth/{provider}/authorize?link=true`. After a `?link=true`
+         *     authorize the login is linked to the user who asked (`409` if it is linked to another user).
          *
          *     A provider error (`error` parameter), a missing `code`, or a malformed request → `400`; a
-         *     state mismatch, PKCE mismatch or failed token verification → `401`; unknown provider →
-         *     `404`; unreachable issuer → `503`.
+         *     state mismatch, PKCE mismatch or failed token verification → `401`; linking refused →
+         *     `409` (code 40900; the message says how to link); unknown provider → `404`; unreachable
+         *     issuer → `503`.
          */
         get: operations["oauthCallback"];
         put?: never;
@@ -226,6 +245,10 @@ export interface paths {
          * @description Open sign-up. The new user always has role `USER`. The email is stored lower-cased and is
          *     unique case-insensitively (duplicate → `409`). A user created without `password` cannot
          *     log in with a password (only through OpenID Connect).
+         *
+         *     Sign-up bucket (SPEC §4): each account created counts per client address (`SIGNUP_RATE_LIMIT_MAX` per
+         *     `SIGNUP_RATE_LIMIT_WINDOW_MS`, 30 per hour by default), here and through GraphQL `createUser` (every alias
+         *     and batched operation) alike; over it, `429` and no user is created.
          */
         post: operations["createUser"];
         /**
@@ -1415,6 +1438,7 @@ export interface components {
         /** @description Authentication is missing, invalid, expired or revoked. The body is the error envelope plus `error`. */
         Unauthorized: {
             headers: {
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1439,6 +1463,7 @@ export interface components {
          */
         LoginFailed: {
             headers: {
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1654,7 +1679,7 @@ export interface components {
         offset: number;
         /** @description Items per page for offset and cursor paging (default 20, maximum 100); without `cursor` it selects offset paging. */
         limit: number;
-        /** @description Opaque cursor from a previous `nextCursor`; selects cursor paging. An empty value starts from the beginning. A malformed or foreign cursor → 400 naming `cursor`. */
+        /** @description Opaque cursor from a previous `nextCursor`; selects cursor paging. An empty value starts from the beginning. A cursor is bound to the listing that issued it (its collection, sort and direction, filters and `q`/`search`), so pass it back with the same parameters except `cursor` and `limit`. A malformed cursor, a cursor whose values do not fit its sort field, or a foreign cursor (from another collection, sort, filter or search) → 400 (code 40001) naming `cursor`. */
         cursor: string;
         /** @description Sort field from the collection's allow-list, optionally as `field,asc|desc` (default `id`). */
         sort: string;
@@ -1664,7 +1689,7 @@ export interface components {
         sortBy: string;
         /** @description Comma-separated fields to return for each item (`id` is always included). An unknown field → 400 naming `fields`. */
         fields: string;
-        /** @description Case-insensitive substring search (fields depend on the collection). */
+        /** @description Case-insensitive substring search (fields depend on the collection). Every character is literal (`%`, `_` and `\` are not wildcards); a NUL character or an unpaired surrogate → 400 naming `q`. */
         q: string;
         /** @description Alias of `q`. */
         search: string;
@@ -1684,7 +1709,15 @@ export interface components {
     requestBodies: never;
     headers: {
         /**
-         * @description Requests allowed in the current window for this client and route bucket.
+         * @description The authentication challenge of every `401` (RFC 9110 §11.6.1, RFC 6750 §3): `Bearer realm="users-posts"`,
+         *     with `error="invalid_token"` when a Bearer token was presented and refused (expired, revoked or malformed).
+         * @example Bearer realm="users-posts", error="invalid_token"
+         */
+        "WWW-Authenticate": string;
+        /**
+         * @description Requests allowed in the current window of the most restrictive bucket counting this request (the default
+         *     bucket always counts; some routes add their own, e.g. login per address and per account, sign-up): the one
+         *     with the fewest requests left, or on a 429 the exceeded one that resets last.
          * @example 1000
          */
         "X-RateLimit-Limit": number;
@@ -1982,6 +2015,8 @@ export interface operations {
             query?: {
                 /** @description `true`: the callback logs in with the session cookie instead of answering with a token pair. */
                 session?: boolean;
+                /** @description `true`: link the provider login to the signed-in caller instead of logging in by it. Requires a session cookie or Bearer token (none → `401`; an API key or signed request → `403`). */
+                link?: boolean;
             };
             header?: never;
             path: {
@@ -2014,6 +2049,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -2048,6 +2084,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2066,7 +2103,7 @@ export interface operations {
                 offset?: components["parameters"]["offset"];
                 /** @description Items per page for offset and cursor paging (default 20, maximum 100); without `cursor` it selects offset paging. */
                 limit?: components["parameters"]["limit"];
-                /** @description Opaque cursor from a previous `nextCursor`; selects cursor paging. An empty value starts from the beginning. A malformed or foreign cursor → 400 naming `cursor`. */
+                /** @description Opaque cursor from a previous `nextCursor`; selects cursor paging. An empty value starts from the beginning. A cursor is bound to the listing that issued it (its collection, sort and direction, filters and `q`/`search`), so pass it back with the same parameters except `cursor` and `limit`. A malformed cursor, a cursor whose values do not fit its sort field, or a foreign cursor (from another collection, sort, filter or search) → 400 (code 40001) naming `cursor`. */
                 cursor?: components["parameters"]["cursor"];
                 /** @description Sort field from the collection's allow-list, optionally as `field,asc|desc` (default `id`). */
                 sort?: components["parameters"]["sort"];
@@ -2076,7 +2113,7 @@ export interface operations {
                 sortBy?: components["parameters"]["sortBy"];
                 /** @description Comma-separated fields to return for each item (`id` is always included). An unknown field → 400 naming `fields`. */
                 fields?: components["parameters"]["fields"];
-                /** @description Case-insensitive substring search (fields depend on the collection). */
+                /** @description Case-insensitive substring search (fields depend on the collection). Every character is literal (`%`, `_` and `\` are not wildcards); a NUL character or an unpaired surrogate → 400 naming `q`. */
                 q?: components["parameters"]["q"];
                 /** @description Alias of `q`. */
                 search?: components["parameters"]["search"];
@@ -2456,7 +2493,7 @@ export interface operations {
                 offset?: components["parameters"]["offset"];
                 /** @description Items per page for offset and cursor paging (default 20, maximum 100); without `cursor` it selects offset paging. */
                 limit?: components["parameters"]["limit"];
-                /** @description Opaque cursor from a previous `nextCursor`; selects cursor paging. An empty value starts from the beginning. A malformed or foreign cursor → 400 naming `cursor`. */
+                /** @description Opaque cursor from a previous `nextCursor`; selects cursor paging. An empty value starts from the beginning. A cursor is bound to the listing that issued it (its collection, sort and direction, filters and `q`/`search`), so pass it back with the same parameters except `cursor` and `limit`. A malformed cursor, a cursor whose values do not fit its sort field, or a foreign cursor (from another collection, sort, filter or search) → 400 (code 40001) naming `cursor`. */
                 cursor?: components["parameters"]["cursor"];
                 /** @description Sort field from the collection's allow-list, optionally as `field,asc|desc` (default `id`). */
                 sort?: components["parameters"]["sort"];
@@ -2466,7 +2503,7 @@ export interface operations {
                 sortBy?: components["parameters"]["sortBy"];
                 /** @description Comma-separated fields to return for each item (`id` is always included). An unknown field → 400 naming `fields`. */
                 fields?: components["parameters"]["fields"];
-                /** @description Case-insensitive substring search (fields depend on the collection). */
+                /** @description Case-insensitive substring search (fields depend on the collection). Every character is literal (`%`, `_` and `\` are not wildcards); a NUL character or an unpaired surrogate → 400 naming `q`. */
                 q?: components["parameters"]["q"];
                 /** @description Alias of `q`. */
                 search?: components["parameters"]["search"];
@@ -2571,7 +2608,7 @@ export interface operations {
                 offset?: components["parameters"]["offset"];
                 /** @description Items per page for offset and cursor paging (default 20, maximum 100); without `cursor` it selects offset paging. */
                 limit?: components["parameters"]["limit"];
-                /** @description Opaque cursor from a previous `nextCursor`; selects cursor paging. An empty value starts from the beginning. A malformed or foreign cursor → 400 naming `cursor`. */
+                /** @description Opaque cursor from a previous `nextCursor`; selects cursor paging. An empty value starts from the beginning. A cursor is bound to the listing that issued it (its collection, sort and direction, filters and `q`/`search`), so pass it back with the same parameters except `cursor` and `limit`. A malformed cursor, a cursor whose values do not fit its sort field, or a foreign cursor (from another collection, sort, filter or search) → 400 (code 40001) naming `cursor`. */
                 cursor?: components["parameters"]["cursor"];
                 /** @description Sort field from the collection's allow-list, optionally as `field,asc|desc` (default `id`). */
                 sort?: components["parameters"]["sort"];
@@ -2581,7 +2618,7 @@ export interface operations {
                 sortBy?: components["parameters"]["sortBy"];
                 /** @description Comma-separated fields to return for each item (`id` is always included). An unknown field → 400 naming `fields`. */
                 fields?: components["parameters"]["fields"];
-                /** @description Case-insensitive substring search (fields depend on the collection). */
+                /** @description Case-insensitive substring search (fields depend on the collection). Every character is literal (`%`, `_` and `\` are not wildcards); a NUL character or an unpaired surrogate → 400 naming `q`. */
                 q?: components["parameters"]["q"];
                 /** @description Alias of `q`. */
                 search?: components["parameters"]["search"];
@@ -2732,7 +2769,7 @@ export interface operations {
                 offset?: components["parameters"]["offset"];
                 /** @description Items per page for offset and cursor paging (default 20, maximum 100); without `cursor` it selects offset paging. */
                 limit?: components["parameters"]["limit"];
-                /** @description Opaque cursor from a previous `nextCursor`; selects cursor paging. An empty value starts from the beginning. A malformed or foreign cursor → 400 naming `cursor`. */
+                /** @description Opaque cursor from a previous `nextCursor`; selects cursor paging. An empty value starts from the beginning. A cursor is bound to the listing that issued it (its collection, sort and direction, filters and `q`/`search`), so pass it back with the same parameters except `cursor` and `limit`. A malformed cursor, a cursor whose values do not fit its sort field, or a foreign cursor (from another collection, sort, filter or search) → 400 (code 40001) naming `cursor`. */
                 cursor?: components["parameters"]["cursor"];
                 /** @description Sort field from the collection's allow-list, optionally as `field,asc|desc` (default `id`). */
                 sort?: components["parameters"]["sort"];
@@ -2742,7 +2779,7 @@ export interface operations {
                 sortBy?: components["parameters"]["sortBy"];
                 /** @description Comma-separated fields to return for each item (`id` is always included). An unknown field → 400 naming `fields`. */
                 fields?: components["parameters"]["fields"];
-                /** @description Case-insensitive substring search (fields depend on the collection). */
+                /** @description Case-insensitive substring search (fields depend on the collection). Every character is literal (`%`, `_` and `\` are not wildcards); a NUL character or an unpaired surrogate → 400 naming `q`. */
                 q?: components["parameters"]["q"];
                 /** @description Alias of `q`. */
                 search?: components["parameters"]["search"];
@@ -2836,7 +2873,7 @@ export interface operations {
                 offset?: components["parameters"]["offset"];
                 /** @description Items per page for offset and cursor paging (default 20, maximum 100); without `cursor` it selects offset paging. */
                 limit?: components["parameters"]["limit"];
-                /** @description Opaque cursor from a previous `nextCursor`; selects cursor paging. An empty value starts from the beginning. A malformed or foreign cursor → 400 naming `cursor`. */
+                /** @description Opaque cursor from a previous `nextCursor`; selects cursor paging. An empty value starts from the beginning. A cursor is bound to the listing that issued it (its collection, sort and direction, filters and `q`/`search`), so pass it back with the same parameters except `cursor` and `limit`. A malformed cursor, a cursor whose values do not fit its sort field, or a foreign cursor (from another collection, sort, filter or search) → 400 (code 40001) naming `cursor`. */
                 cursor?: components["parameters"]["cursor"];
                 /** @description Sort field from the collection's allow-list, optionally as `field,asc|desc` (default `id`). */
                 sort?: components["parameters"]["sort"];
@@ -2846,7 +2883,7 @@ export interface operations {
                 sortBy?: components["parameters"]["sortBy"];
                 /** @description Comma-separated fields to return for each item (`id` is always included). An unknown field → 400 naming `fields`. */
                 fields?: components["parameters"]["fields"];
-                /** @description Case-insensitive substring search (fields depend on the collection). */
+                /** @description Case-insensitive substring search (fields depend on the collection). Every character is literal (`%`, `_` and `\` are not wildcards); a NUL character or an unpaired surrogate → 400 naming `q`. */
                 q?: components["parameters"]["q"];
                 /** @description Alias of `q`. */
                 search?: components["parameters"]["search"];

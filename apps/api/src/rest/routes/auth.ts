@@ -40,6 +40,7 @@ export const authHandlers = {
       await identity.refreshTokens.revokeUser(caller.userId);
       await identity.sessions.destroyAllOf(caller.userId);
     }
+    identity.revoked(caller.userId); // open WebSockets of this user re-verify now
     clearSessionCookie(reply);
     return { status: 204, body: undefined };
   },

@@ -5,6 +5,7 @@ import { AppError, notFound } from '../../errors.js';
 import { parseId } from '../../services/ids.js';
 import { BULK_MAX, USER_SORT_FIELDS } from '../../services/users.js';
 import type { RestContext } from '../context.js';
+import { consumeSignup } from '../route-options.js';
 import { ok, pageEnvelope } from '../envelope.js';
 import { USER_FIELDS, userResource } from '../representations.js';
 
@@ -31,7 +32,8 @@ export const usersHandlers = {
     return { status: 200, body: ok(userResource(user)) };
   },
 
-  createUser: async ({ body }, { services }) => {
+  createUser: async ({ body }, { services, request }) => {
+    await consumeSignup(request); // sign-up bucket (SPEC §4), before anything is written
     const user = await services.users.create(body);
     return { status: 201, headers: { location: `/api/v1/users/${user.id}` }, body: ok(userResource(user)) };
   },
@@ -46,19 +48,19 @@ export const usersHandlers = {
     return { status: 200, body: ok(userResource(user)) };
   },
 
-  // ADMIN (from the contract). Idempotent: 204 whether or not the user existed.
-  deleteUser: async ({ params }, { services }) => {
-    await services.users.delete(params.id);
+  // ADMIN (the service decides; the contract's x-required-role is the outer guard). Idempotent: 204 whether or not the user existed.
+  deleteUser: async ({ params }, { services, request }) => {
+    await services.users.delete(request.principal, params.id);
     return { status: 204, body: undefined };
   },
 
-  batchCreateUsers: async ({ body }, { services }) => {
-    const users = await services.users.createMany(body.users);
+  batchCreateUsers: async ({ body }, { services, request }) => {
+    const users = await services.users.createMany(request.principal, body.users);
     return { status: 201, headers: { location: '/api/v1/users' }, body: ok({ items: users.map(userResource), count: users.length }) };
   },
 
-  bulkDeleteUsers: async ({ query }, { services }) => {
-    const deleted = await services.users.deleteMany(parseIds(query.ids));
+  bulkDeleteUsers: async ({ query }, { services, request }) => {
+    const deleted = await services.users.deleteMany(request.principal, parseIds(query.ids));
     return { status: 200, body: ok({ deleted }) };
   },
 
