@@ -24,7 +24,7 @@ import { parseArgs } from 'node:util';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { parseIntoClientConfig } from 'pg-connection-string';
-import { lockDirectory } from '../src/directory-lock.js';
+import { DirectoryLockedError, openOwned } from '../src/directory-lock.js';
 import { openSchemaEngine, schemaEngineVersion } from '../src/engine/load-wasm-engine.js';
 import { pgMigrationAdapter, pgliteMigrationAdapter } from '../src/engine/migration-adapters.js';
 import { SHADOW_GAP, createMigrationViaReplay, diffWithMigrationsViaReplay, evaluateDataLossViaReplay } from '../src/engine/shadow-replay.js';
@@ -64,26 +64,11 @@ let lockFailure;
  */
 async function openLocked(dir) {
   if (!dir) return PGlite.create();
-  let release;
   try {
-    release = lockDirectory(dir);
+    return await openOwned(dir, () => PGlite.create(dir));
   } catch (error) {
-    lockFailure = /** @type {Error} */ (error); // the WASM engine passes it on only as "External error id#N"
-    throw error;
-  }
-  try {
-    const pglite = await PGlite.create(dir);
-    const close = pglite.close.bind(pglite);
-    pglite.close = async () => {
-      try {
-        await close();
-      } finally {
-        release();
-      }
-    };
-    return pglite;
-  } catch (error) {
-    release();
+    // The WASM engine passes a failure on only as "External error id#N": keep the lock's refusal to report it.
+    if (error instanceof DirectoryLockedError) lockFailure = error;
     throw error;
   }
 }

@@ -5,7 +5,7 @@ import type { SqlDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import pg from 'pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaClient } from './generated/prisma/client.js';
-import { lockDirectory } from './directory-lock.js';
+import { openOwned } from './directory-lock.js';
 import { applyMigrations } from './migrate.js';
 import { tapAdapterFactory } from './statement-counter.js';
 
@@ -138,21 +138,5 @@ export const PGLITE_POSTGRESQL_CONF = ['shared_buffers = 16MB', 'temp_buffers = 
  */
 export async function openPGlite(dataDir: string): Promise<PGlite> {
   if (dataDir === 'memory://') return PGlite.create(undefined, { postgresqlconf: PGLITE_POSTGRESQL_CONF });
-  const release = lockDirectory(dataDir);
-  let pglite: PGlite;
-  try {
-    pglite = await PGlite.create(dataDir, { postgresqlconf: PGLITE_POSTGRESQL_CONF });
-  } catch (error) {
-    release();
-    throw error;
-  }
-  const close = pglite.close.bind(pglite);
-  pglite.close = async () => {
-    try {
-      await close();
-    } finally {
-      release();
-    }
-  };
-  return pglite;
+  return openOwned(dataDir, () => PGlite.create(dataDir, { postgresqlconf: PGLITE_POSTGRESQL_CONF }));
 }

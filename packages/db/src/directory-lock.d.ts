@@ -12,4 +12,5 @@ export class DirectoryLockedError extends Error {
   constructor(dir: string, owner: DirectoryOwner | undefined);
 }
 export function lockDirectory(dir: string): () => void;
+export function openOwned<Handle extends { close(): Promise<void> }>(dir: string, open: () => Promise<Handle>): Promise<Handle>;
 export function directoryOwner(dir: string): DirectoryOwner | undefined;

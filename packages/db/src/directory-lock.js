@@ -130,6 +130,34 @@ export function lockDirectory(dir) {
   };
 }
 
+/**
+ * Opens a database on `dir` with `open` while owning the directory: the lock is released when the handle is closed,
+ * or at once when opening fails.
+ * @template {{ close(): Promise<void> }} Handle
+ * @param {string} dir
+ * @param {() => Promise<Handle>} open
+ * @returns {Promise<Handle>}
+ */
+export async function openOwned(dir, open) {
+  const release = lockDirectory(dir);
+  let handle;
+  try {
+    handle = await open();
+  } catch (error) {
+    release();
+    throw error;
+  }
+  const close = handle.close.bind(handle);
+  handle.close = async () => {
+    try {
+      await close();
+    } finally {
+      release();
+    }
+  };
+  return handle;
+}
+
 /** The owner recorded in `dir`'s lock file, if any (for messages and tests). @param {string} dir */
 export function directoryOwner(dir) {
   return readOwner(path.join(path.resolve(dir), LOCK_FILE));
