@@ -237,16 +237,30 @@ export function serveGraphQLOverWebSocket(options: GraphQLWebSocketOptions): Gra
   const admitSubscription = async (extra: SocketExtra, id: string): Promise<GraphQLError[] | undefined> => {
     const principal = extra.principal ?? anonymous;
     const key = clientKeyOf(principal, addresses.get(extra.request) ?? 'unknown');
+    const held = (extra.subscriptions ??= new Map());
+    // The id is reserved before any await: `subscribe X, complete X, subscribe X` sent at once must not run two
+    // subscriptions under one id (the second would overwrite the first's release, leaking its slot for good).
+    if (held.has(id)) return wsError(`A subscription with id ${id} is already open on this connection`, 'BAD_USER_INPUT');
+    if (held.size >= limits.perConnection) return wsError(capMessage('connection', limits), 'RATE_LIMITED');
+    const reserved = () => {};
+    held.set(id, reserved);
+    const unreserve = () => {
+      if (held.get(id) === reserved) held.delete(id);
+    };
     try {
       await options.consumeRateLimit(key);
     } catch (error) {
+      unreserve();
       if (isRateLimited(error)) return wsError(error.message, 'RATE_LIMITED');
       throw error;
     }
-    const held = (extra.subscriptions ??= new Map());
-    if (held.size >= limits.perConnection) return wsError(capMessage('connection', limits), 'RATE_LIMITED');
+    // Completed by the client while it was counted: nothing to run, nothing to hold.
+    if (held.get(id) !== reserved) return wsError(`Subscription ${id} was completed before it started`, 'BAD_USER_INPUT');
     const lease = caps.subscriptions.take(key);
-    if ('refused' in lease) return wsError(capMessage(lease.refused, limits), 'RATE_LIMITED');
+    if ('refused' in lease) {
+      unreserve();
+      return wsError(capMessage(lease.refused, limits), 'RATE_LIMITED');
+    }
     held.set(id, lease.release);
     return undefined;
   };

@@ -2,7 +2,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
-import { createYoga } from 'graphql-yoga';
+import { createGraphQLError, createYoga, type Plugin } from 'graphql-yoga';
 import { createGraphQLContext } from '../graphql/context.js';
 import { maskError } from '../graphql/errors.js';
 import { limitPlugins } from '../graphql/limits.js';
@@ -15,10 +15,36 @@ import { clientKey, type RateBucket } from './rate-limit.js';
 /** HTTP (and SSE) operations carry Fastify's request and its principal; WebSocket ones the socket's principal. */
 type ServerContext = { req: FastifyRequest; reply: FastifyReply } | WebSocketServerContext;
 
+const kSubscriptionRefused = Symbol('subscription refused by a cap');
+type CappedRequest = FastifyRequest & { [kSubscriptionRefused]?: string };
+
+/**
+ * Every subscription over HTTP (SSE, or a multipart stream for `Accept: *\/*`) takes a slot of its client until its
+ * response closes; over a cap nothing is subscribed and the route answers 429. Counted at the operation, not by the
+ * Accept header, which Yoga reads more loosely. WebSocket operations are counted by graphql/websocket.ts.
+ */
+function httpSubscriptionCaps(caps: SubscriptionCaps): Plugin {
+  return {
+    onSubscribe({ args, setResultAndStopExecution }) {
+      const { req, reply } = args.contextValue as { req?: CappedRequest; reply?: FastifyReply };
+      if (!req || !reply) return;
+      const lease = caps.subscriptions.take(clientKey(req));
+      if ('refused' in lease) {
+        req[kSubscriptionRefused] = capMessage(lease.refused, caps.limits, 'subscription streams');
+        setResultAndStopExecution({ errors: [createGraphQLError(req[kSubscriptionRefused], { extensions: { code: 'RATE_LIMITED' } })] });
+        return;
+      }
+      reply.raw.once('close', lease.release);
+    },
+  };
+}
+
 async function graphqlPlugin(app: FastifyInstance): Promise<void> {
   // Error details (messages of unexpected errors, stack traces) only with NODE_ENV=development set explicitly.
   const production = !app.config.exposeErrors;
   const streams = subscriptionStreams();
+  // One tally of sockets and subscriptions (WebSocket and SSE) for the process (graphql/subscription-limits.ts).
+  const caps = new SubscriptionCaps(app.config.subscriptionLimits);
   const yoga = createYoga<ServerContext>({
     schema: buildGraphQLSchema(),
     graphqlEndpoint: '/graphql',
@@ -28,7 +54,7 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
     graphiql: { title: 'users-posts GraphQL' },
     // GraphiQL's scripts and styles bundled in the page by the product, not loaded from a CDN (quiet by default).
     renderGraphiQL,
-    plugins: [...limitPlugins(app.config.graphqlLimits), streams.plugin, app.metrics.subscriptionsPlugin],
+    plugins: [...limitPlugins(app.config.graphqlLimits), httpSubscriptionCaps(caps), streams.plugin, app.metrics.subscriptionsPlugin],
     // CORS is @fastify/cors' (CORS_ORIGINS), as on every route; Yoga's own would reflect any origin.
     cors: false,
     batching: { limit: app.config.graphqlLimits.maxBatch },
@@ -42,23 +68,18 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
   });
 
   const defaultBucket: RateBucket = { name: 'default', ...app.config.defaultRateLimit, key: clientKey };
-  // One tally of sockets and subscriptions (WebSocket and SSE) for the process (graphql/subscription-limits.ts).
-  const caps = new SubscriptionCaps(app.config.subscriptionLimits);
 
   app.route({
     url: yoga.graphqlEndpoint,
     method: ['GET', 'POST', 'OPTIONS'],
     handler: async (req, reply) => {
-      // An SSE response is held open: it takes a subscription slot of its client until the connection closes.
-      if ((req.headers.accept ?? '').includes('text/event-stream')) {
-        const lease = caps.subscriptions.take(clientKey(req));
-        if ('refused' in lease) {
-          const message = capMessage(lease.refused, caps.limits, 'subscription streams');
-          return reply.status(429).header('retry-after', CAP_RETRY_AFTER_SECONDS).send({ errors: [{ message, extensions: { code: 'RATE_LIMITED' } }] });
-        }
-        reply.raw.once('close', lease.release);
-      }
       const response = await yoga.handleNodeRequestAndResponse(req, reply, { req, reply });
+      const refused = (req as CappedRequest)[kSubscriptionRefused];
+      if (refused) {
+        // Over a subscription cap (httpSubscriptionCaps): nothing was subscribed; a plain 429 instead of a stream.
+        await response.body?.cancel().catch(() => undefined);
+        return reply.status(429).header('retry-after', CAP_RETRY_AFTER_SECONDS).send({ errors: [{ message: refused, extensions: { code: 'RATE_LIMITED' } }] });
+      }
       response.headers.forEach((value, key) => void reply.header(key, value));
       reply.status(response.status);
       // Streams (SSE, incremental delivery) are piped as they come; a complete answer is sent as one buffer, which

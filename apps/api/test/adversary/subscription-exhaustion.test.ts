@@ -44,8 +44,8 @@ async function socket(address: string, payload?: Record<string, unknown>): Promi
   return opened;
 }
 
-async function sse(address: string, query = POST_CREATED): Promise<SseStream> {
-  const stream = await SseStream.open(`${urls.http}/graphql?query=${encodeURIComponent(query)}`, from(address));
+async function sse(address: string, query = POST_CREATED, headers: Record<string, string> = {}): Promise<SseStream> {
+  const stream = await SseStream.open(`${urls.http}/graphql?query=${encodeURIComponent(query)}`, { ...from(address), ...headers });
   streams.push(stream);
   return stream;
 }
@@ -201,6 +201,44 @@ describe('SSE flood', () => {
     for (const stream of streams.splice(0)) stream.close();
     await subscribers.until(2);
     for (let i = 0; i < LIMITS.perClient - 2; i++) expect((await sse('10.4.0.1')).response.status).toBe(200);
+  });
+});
+
+describe('SSE flood without asking for SSE', () => {
+  it('counts a stream by what is answered, whatever the Accept header said (*/*, text/*, upper case)', async () => {
+    for (const accept of ['*/*', 'text/*', 'TEXT/EVENT-STREAM', '*/*', '*/*']) {
+      const stream = await sse('10.4.1.1', POST_CREATED, { accept });
+      expect(stream.response.status).toBe(200);
+      // A stream either way: SSE, or Yoga's incremental delivery (multipart/mixed) for */*.
+      expect(stream.response.headers.get('content-type')).toMatch(/^(text\/event-stream|multipart\/mixed)/);
+    }
+    await subscribers.until(LIMITS.perClient);
+    const refused = await sse('10.4.1.1', POST_CREATED, { accept: '*/*' });
+    expect(refused.response.status).toBe(429);
+    expect(JSON.parse(await refused.text()).errors[0].extensions.code).toBe('RATE_LIMITED');
+    await subscribers.until(LIMITS.perClient); // the refused one started nothing that lives on
+  });
+});
+
+describe('subscription id reuse on one socket', () => {
+  it('subscribe X, complete X, subscribe X sent at once: at most one runs, and every slot comes back on close', async () => {
+    const raw = await socket('10.3.2.1');
+    if (!(raw instanceof WebSocket)) throw new Error(`upgrade refused: ${raw.status}`);
+    const subscribe = JSON.stringify({ type: 'subscribe', id: 'X', payload: { query: POST_CREATED } });
+    for (let round = 0; round < 5; round++) {
+      raw.send(subscribe);
+      raw.send(JSON.stringify({ type: 'complete', id: 'X' }));
+      raw.send(subscribe);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(subscribers.active).toBeLessThanOrEqual(1);
+    await closeSockets([raw]);
+    await subscribers.until(0);
+
+    // No slot leaked: the same client holds its full per-client quota again.
+    const again = [client('10.3.2.1'), client('10.3.2.1')];
+    for (let i = 0; i < LIMITS.perClient; i++) new Subscription(again[i % 2]!, POST_CREATED);
+    await subscribers.until(LIMITS.perClient);
   });
 });
 
