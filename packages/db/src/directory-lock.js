@@ -14,6 +14,7 @@ export const LOCK_FILE = 'owner.lock';
 
 /** Takeover files older than this were left by a process that died while taking over a stale lock. */
 const TAKEOVER_STALE_MS = 10_000;
+const UNREADABLE_STALE_MS = 5_000;
 
 /** Locks this process holds, by lock path, so a second open in the same process is refused too and exit releases them. */
 const held = new Map();
@@ -67,7 +68,9 @@ function createExclusive(file, content) {
 /** @param {string} file */
 function isStale(file) {
   const owner = readOwner(file);
-  if (!owner) return { stale: true, owner };
+  // Unreadable: a creator between its O_EXCL open and its write (microseconds), or one that crashed there. Only the
+  // latter is stale, so a lock is taken over for this only once it is older than any write could take.
+  if (!owner) return { stale: Date.now() - (statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? 0) > UNREADABLE_STALE_MS, owner };
   if (owner.hostname !== os.hostname()) return { stale: false, owner }; // cannot tell: never taken over
   if (owner.pid === process.pid) return { stale: held.has(file) ? false : true, owner };
   return { stale: !isAlive(owner.pid), owner };

@@ -1,7 +1,7 @@
 // The ownership lock of a PGlite data directory (src/directory-lock.js): one owner, refusals naming it, stale takeover.
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createDatabase, DirectoryLockedError, directoryOwner, lockDirectory } from '../src/index.js';
@@ -38,6 +38,10 @@ describe('the data-directory lock', () => {
     expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ pid: process.pid });
     release();
     writeFileSync(file, '{"pid":');
+    // Fresh, it may be a creator between its open and its write: refused. Older than any write takes: taken over.
+    expect(() => lockDirectory(dir)).toThrow(/in use/);
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(file, old, old);
     lockDirectory(dir)();
   });
 

@@ -99,7 +99,8 @@ function listSize(parent: GraphQLObjectType, field: GraphQLField<unknown, unknow
     args = {}; // An invalid argument fails execution of this field anyway; count the estimate meanwhile.
   }
   for (const name of SIZE_ARGUMENTS) {
-    const value = args[name];
+    // An explicit null takes the argument's default, as the resolvers do (`recentPosts(limit: null)` returns 10).
+    const value = args[name] ?? field.args.find((arg) => arg.name === name)?.defaultValue;
     if (typeof value === 'number' && Number.isFinite(value) && value > 0) return Math.ceil(value);
   }
   return estimatesOf(input.schema)[`${parent.name}.${field.name}`] ?? 1;

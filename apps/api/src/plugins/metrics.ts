@@ -193,7 +193,7 @@ function presentsToken(header: string | undefined, token: string): boolean {
 
 /**
  * Where /metrics is served (quiet by default: it tells the process's inner state): with METRICS_PORT on a listener of
- * its own only (bound to METRICS_HOST, by default HOST), with METRICS_TOKEN on the main port to that Bearer token only
+ * its own only (bound to METRICS_HOST, by default 127.0.0.1: a port of its own is no credential), with METRICS_TOKEN on the main port to that Bearer token only
  * (and on the metrics port too when both are set); with neither, nowhere (404), and the start-up log says how to enable.
  */
 function serveMetrics(app: FastifyInstance, registry: Registry): void {
@@ -220,7 +220,7 @@ function serveMetrics(app: FastifyInstance, registry: Registry): void {
     app.addHook('onListen', async () => {
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
-        server.listen(port, host ?? app.config.host, () => resolve());
+        server.listen(port, host ?? '127.0.0.1', () => resolve());
       });
       app.log.info({ address: server.address() }, 'metrics served on their own port (METRICS_PORT)');
     });

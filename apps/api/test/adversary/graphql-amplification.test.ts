@@ -120,6 +120,12 @@ describe('attack: amplification through nested lists, aliases, batches, fragment
     expect(codes((await attack({ query: connection, variables: { n: 1 } })).body)).toEqual([]);
   });
 
+  it('counts an explicit null size as the default the resolver uses (recentPosts 10, postsConnection 20), not as 1', async () => {
+    // 15 × 370 with limit 10 (refused); counted as 1 it would have been 15 × 37 and run.
+    expectRefused(await attack({ query: aliased('recentPosts(limit: null) { author { posts { author { posts { title } } } } }') }));
+    expectRefused(await attack({ query: aliased('postsConnection(first: null) { edges { node { author { posts { author { posts { title } } } } } } }') }));
+  });
+
   it('is not bypassed by naming the operation or a fragment __schema', async () => {
     expectRefused(await attack({ query: `query __schema { ${NESTED} }` }));
     expectRefused(await attack({ query: `{ ...__schema } fragment __schema on Query { ${aliased('users { posts { author { id } } }', 5).slice(1, -1)} }` }));

@@ -97,6 +97,9 @@ describe('wrong-typed and forged cursors', () => {
     for (const { real, v, id } of [
       forged('createdAt', 'not a date'),
       forged('createdAt', 12),
+      forged('createdAt', '-100000-01-01T00:00:00.000Z'), // Date.parse takes it; PostgreSQL has no such year
+      forged('createdAt', '+275760-09-13T00:00:00.000Z'),
+      forged('createdAt', '0000-01-01T00:00:00.000Z'),
       forged('age', 'abc'),
       forged('age', 1e300),
       forged('age', [1]),
