@@ -243,6 +243,18 @@ describe('the authenticated link flow', () => {
     expect(account.userId).toBe(idA);
   });
 
+  it('a link started by another site with the session cookie (a cross-site navigation) is refused; nothing is linked', async () => {
+    const email = unique('lured');
+    await signUpRest(email);
+    const login = await app.inject({ method: 'POST', url: '/login', payload: { email, password: PASSWORD, session: true } });
+    const sid = login.cookies.find((c) => c.name === 'sid')!.value;
+    const before = await app.db.prisma.oAuthAccount.count();
+    const response = await app.inject({ method: 'GET', url: '/auth/oauth/local/authorize?link=true', cookies: { sid }, headers: { 'sec-fetch-site': 'cross-site' } });
+    expect(response.statusCode).toBe(403);
+    expect(response.cookies.find((c) => c.name === TX_COOKIE)).toBeUndefined();
+    expect(await app.db.prisma.oAuthAccount.count()).toBe(before);
+  });
+
   it('the link target is sealed in the signed transaction: editing the cookie is refused', async () => {
     const email = unique('forger');
     await signUpRest(email);

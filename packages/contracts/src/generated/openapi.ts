@@ -2015,7 +2015,7 @@ export interface operations {
             query?: {
                 /** @description `true`: the callback logs in with the session cookie instead of answering with a token pair. */
                 session?: boolean;
-                /** @description `true`: link the provider login to the signed-in caller instead of logging in by it. Requires a session cookie or Bearer token (none → `401`; an API key or signed request → `403`). */
+                /** @description `true`: link the provider login to the signed-in caller instead of logging in by it. Requires a session cookie or Bearer token (none → `401`; an API key or signed request → `403`; with the session cookie, a navigation started by another site (`Sec-Fetch-Site: cross-site`) → `403`). */
                 link?: boolean;
             };
             header?: never;

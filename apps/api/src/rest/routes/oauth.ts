@@ -1,5 +1,6 @@
 // GET /auth/oauth/{provider}/authorize and /callback: OpenID Connect login (authorization code + PKCE), finished like POST /login.
 import type { OperationHandlers } from '@users-posts/contracts';
+import type { FastifyRequest } from 'fastify';
 import { safeEqual } from '../../auth/hashing.js';
 import { completeLogin } from '../../auth/login.js';
 import { linkOrCreateUser, linkToUser } from '../../auth/oauth-accounts.js';
@@ -17,10 +18,15 @@ const NO_STORE = { 'cache-control': 'no-store' };
  * The user asking to link: signed in by session cookie or Bearer token. Not by an API key: a link is a lasting login
  * (it outlives the key and every logout), so a leaked key must not be able to attach someone else's provider login.
  */
-function linkingUser(principal: Principal): number {
+function linkingUser(principal: Principal, request: FastifyRequest): number {
   const caller = requireUser(principal);
   if (caller.via !== 'session' && caller.via !== 'bearer') {
     throw new AppError('FORBIDDEN', 'Linking a login needs a session cookie or a Bearer access token');
+  }
+  // A top-level navigation from another site carries the session cookie (SameSite=Lax): a foreign page must not be
+  // able to start a link in the victim's browser (with a login CSRF at the provider, it would attach the attacker's).
+  if (caller.via === 'session' && request.headers['sec-fetch-site'] === 'cross-site') {
+    throw new AppError('FORBIDDEN', 'Start linking from this site: a link started by another site is refused');
   }
   return caller.userId;
 }
@@ -29,7 +35,7 @@ export const oauthHandlers = {
   oauthAuthorize: async ({ params, query }, { request, reply }) => {
     const { config, identity } = request.server;
     // `?link=true`: only a signed-in user may ask, and the identity will be linked to that user alone.
-    const linkUserId = query.link === true ? linkingUser(request.principal) : undefined;
+    const linkUserId = query.link === true ? linkingUser(request.principal, request) : undefined;
     const provider = oauthProvider(config.oauthProviders, params.provider);
     const { url, transaction } = await authorizationRequest(provider, { session: query.session === true, now: identity.clock.now(), linkUserId });
     saveTransaction(reply, provider.config.redirectUri, transaction);
