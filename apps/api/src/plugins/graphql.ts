@@ -10,7 +10,7 @@ import { buildGraphQLSchema } from '../graphql/schema.js';
 import { addressResolver } from '../client-address.js';
 import { CAP_RETRY_AFTER_SECONDS, capMessage, SubscriptionCaps } from '../graphql/subscription-limits.js';
 import { serveGraphQLOverWebSocket, subscriptionStreams, type WebSocketServerContext } from '../graphql/websocket.js';
-import { clientKey, type RateBucket } from './rate-limit.js';
+import { clientKey } from './rate-limit.js';
 
 /** HTTP (and SSE) operations carry Fastify's request and its principal; WebSocket ones the socket's principal. */
 type ServerContext = { req: FastifyRequest; reply: FastifyReply } | WebSocketServerContext;
@@ -67,7 +67,6 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
     },
   });
 
-  const defaultBucket: RateBucket = { name: 'default', ...app.config.defaultRateLimit, key: clientKey };
 
   app.route({
     url: yoga.graphqlEndpoint,
@@ -107,8 +106,8 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
     production,
     caps,
     addressOf: addressResolver(app.config.trustProxy),
-    // The HTTP default bucket (plugins/rate-limit.ts; the same name shares its limiter and store).
-    consumeRateLimit: (key) => app.consumeRateLimit(defaultBucket, { key }),
+    // The HTTP default bucket itself (plugins/rate-limit.ts): the same limiter and store as every HTTP request.
+    consumeRateLimit: (key) => app.consumeRateLimit(app.defaultRateBucket, { key }),
     onRevoked: (listener) => app.identity.onRevoked(listener),
     reverifyIntervalMs: app.config.subscriptionLimits.reverifyIntervalMs,
   });

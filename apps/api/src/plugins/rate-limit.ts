@@ -45,6 +45,8 @@ declare module 'fastify' {
      * once per account created (sign-up bucket); throws RATE_LIMITED when the bucket is exceeded.
      */
     consumeRateLimit: (bucket: RateBucket, client: FastifyRequest | { key: string }) => Promise<void>;
+    /** The default bucket (per user, else address), for doors counted outside the HTTP hooks (WebSocket upgrades, subscribe). */
+    defaultRateBucket: RateBucket;
   }
 }
 
@@ -121,6 +123,7 @@ async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
     windowMs: app.config.defaultRateLimit.windowMs,
     key: clientKey,
   };
+  app.decorate('defaultRateBucket', defaultBucket);
   const limiters = new Map<string, Limiter>();
   const limiterFor = (bucket: RateBucket): Limiter => {
     let limiter = limiters.get(bucket.name);
