@@ -212,16 +212,20 @@ describe('attack: amplification through nested lists, aliases, batches, fragment
     // The README example: 1 000 users and their 10 000 posts, within the budget.
     const readme = '{ users { id name posts { title } } }';
     let answers: Answer[] = [];
+    const started = performance.now();
     const latencies = await healthzDuring(async () => {
       answers = await Promise.all([attack({ query: overBudget }), attack({ query: readme }), attack({ query: overBudget })]);
     });
+    const workMs = performance.now() - started;
     // The meter lets pending I/O through every YIELD_EVERY_NODES resolved nodes, so the probe is served meanwhile:
     // typically within 100 ms. What it cannot split is one database answer being read and mapped, a major GC of the
-    // request's heap, and (on PGlite) the query itself running in this thread: measured 440–550 ms at worst for three
-    // such requests at once on 2 cores, so the worst probe is held to a bound, not to 100 ms.
-    expect(latencies.length).toBeGreaterThan(0);
+    // request's heap, and (on PGlite) the query itself running in this thread: 330–550 ms at worst for three such
+    // requests at once on an idle 2-core machine, about twice that when CI runs other suites beside it. So the worst
+    // probe is held to a share of the work, which scales with the machine as the work does: a server that held the
+    // event loop for the request would keep one probe waiting for nearly all of it.
+    expect(latencies.length).toBeGreaterThan(3);
     expect(latencies[Math.floor(latencies.length / 2)]).toBeLessThan(100);
-    expect(latencies.at(-1)).toBeLessThan(1000);
+    expect(latencies.at(-1)).toBeLessThan(workMs / 2);
     expect(codes(answers[0]!.body)).toEqual(['QUERY_TOO_COMPLEX']);
     expect(codes(answers[1]!.body)).toEqual([]);
     for (const answer of answers) {
