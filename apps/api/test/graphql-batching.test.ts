@@ -36,7 +36,7 @@ describe('GraphQL relation batching', () => {
   it('reads each user once: the authors of the listed users’ posts come from the users already read (2 statements)', async () => {
     const { count, statements } = await statementsFor(NESTED);
     expect(count).toBe(2);
-    expect(statements.filter((sql) => /FROM "public"\."users"/.test(sql))).toHaveLength(1);
+    expect(statements.filter((sql) => /FROM ("public"\.)?"?users"?\s/.test(sql))).toHaveLength(1);
   });
 
   it('costs the same for 5 users as for 50', async () => {

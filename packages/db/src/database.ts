@@ -7,6 +7,7 @@ import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaClient } from './generated/prisma/client.js';
 import { openOwned } from './directory-lock.js';
 import { applyMigrations } from './migrate.js';
+import { createSqlReader, type SqlReader } from './sql-reader.js';
 import { tapAdapterFactory } from './statement-counter.js';
 
 export type DatabaseKind = 'pglite' | 'postgres';
@@ -21,6 +22,8 @@ export interface PoolStats {
 
 export interface Database {
   prisma: PrismaClient;
+  /** Hot read-only statements through the same driver adapter, without the client's query interpreter (sql-reader.ts). */
+  sql: SqlReader;
   kind: DatabaseKind;
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;
@@ -37,10 +40,15 @@ function makeDatabase(
   poolStats: () => PoolStats | undefined = () => undefined,
 ): Database {
   let prisma: PrismaClient | undefined;
+  let sql: SqlReader | undefined;
   const database: Database = {
     get prisma(): PrismaClient {
       if (!prisma) throw new Error('Database is closed');
       return prisma;
+    },
+    get sql(): SqlReader {
+      if (!sql) throw new Error('Database is closed');
+      return sql;
     },
     kind,
     async ping() {
@@ -49,13 +57,18 @@ function makeDatabase(
     poolStats,
     async close() {
       const client = prisma;
+      const reader = sql;
       prisma = undefined;
+      sql = undefined;
       if (!client) return;
+      await reader?.dispose();
       await client.$disconnect();
       await release();
     },
   };
-  prisma = new PrismaClient({ adapter: tapAdapterFactory(adapter, database) });
+  const tapped = tapAdapterFactory(adapter, database);
+  prisma = new PrismaClient({ adapter: tapped });
+  sql = createSqlReader(tapped);
   return database;
 }
 

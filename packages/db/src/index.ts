@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { openPGlite, openPGliteDatabase, openPostgresDatabase, type Database, type PoolOptions } from './database.js';
 
 export type { Database, DatabaseKind, PoolOptions, PoolStats } from './database.js';
+export type { SqlArg, SqlReader } from './sql-reader.js';
 export { DEFAULT_POOL_OPTIONS } from './database.js';
 export { isDatabaseUnavailableError } from './unavailable.js';
 export { DirectoryLockedError, directoryOwner, lockDirectory, type DirectoryOwner } from './directory-lock.js';

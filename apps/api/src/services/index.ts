@@ -1,5 +1,5 @@
 // The domain layer: one set of services per app, called by both REST handlers and GraphQL resolvers.
-import type { PrismaClient } from '@users-posts/db';
+import type { Database } from '@users-posts/db';
 import { CommentsService } from './comments.js';
 import { createEventBus, type EventBus } from './events.js';
 import { OrdersService } from './orders.js';
@@ -14,10 +14,12 @@ export interface Services {
   events: EventBus;
 }
 
-export function createServices(prisma: PrismaClient, events: EventBus = createEventBus()): Services {
+/** The services on `db`: its Prisma client, and its SQL reader for the hot reads (by id, pages of a relation). */
+export function createServices(db: Pick<Database, 'prisma' | 'sql'>, events: EventBus = createEventBus()): Services {
+  const { prisma, sql } = db;
   return {
-    users: new UsersService(prisma),
-    posts: new PostsService(prisma, events),
+    users: new UsersService(prisma, sql),
+    posts: new PostsService(prisma, sql, events),
     comments: new CommentsService(prisma),
     orders: new OrdersService(prisma),
     events,

@@ -1,5 +1,5 @@
 // The posts domain: reads and writes of posts, shared by the REST and GraphQL doors; creation emits postCreated.
-import type { Post, Prisma, PrismaClient } from '@users-posts/db';
+import type { Post, Prisma, PrismaClient, SqlReader } from '@users-posts/db';
 import { canActFor, requireAuthenticated, type Principal } from '../auth/principal.js';
 import { decodeCursor, encodeCursor } from '../collections/cursor.js';
 import { findPage, type PageResult } from '../collections/page.js';
@@ -45,15 +45,19 @@ function pageSize(value: number, field: string): number {
 const CONNECTION_SCOPE = { collection: 'Query.postsConnection', field: 'id', direction: 'asc', filters: null } as const;
 const postCursor = (post: Post) => encodeCursor(CONNECTION_SCOPE, post.id, post.id);
 
+/** Every column of `posts` under the model's field names, for the hot reads through the SQL reader (see USER_COLUMNS). */
+export const POST_COLUMNS = 'id, title, content, author_id AS "authorId", created_at AS "createdAt", updated_at AS "updatedAt"';
+
 export class PostsService {
   constructor(
     private readonly prisma: PrismaClient,
+    private readonly sql: SqlReader,
     private readonly events: EventBus,
   ) {}
 
   /** Posts in id order; without a `limit`, every post up to LIST_MAX (SPEC §2: the work of one request is bounded). */
   list(window: Window = {}): Promise<Post[]> {
-    return this.prisma.post.findMany({ orderBy: { id: 'asc' }, take: window.limit ?? LIST_MAX, skip: window.offset });
+    return this.sql.rows<Post>(`SELECT ${POST_COLUMNS} FROM posts ORDER BY id LIMIT $1 OFFSET $2`, [window.limit ?? LIST_MAX, window.offset ?? 0]);
   }
 
   /** One page of posts by the collection conventions (filter by author, search over title and content). */
@@ -70,7 +74,9 @@ export class PostsService {
 
   async get(id: string | number): Promise<Post | null> {
     const dbId = parseId(id);
-    return dbId === null ? null : this.prisma.post.findUnique({ where: { id: dbId } });
+    if (dbId === null) return null;
+    const [post] = await this.sql.rows<Post>(`SELECT ${POST_COLUMNS} FROM posts WHERE id = $1`, [dbId]);
+    return post ?? null;
   }
 
   /** The newest posts first (ties by id). */
@@ -124,14 +130,15 @@ export class PostsService {
    * One statement per batch: the per-author cap needs a window function, which Prisma's query API cannot express.
    */
   async listByAuthors(authorIds: readonly number[]): Promise<Post[][]> {
-    const rows = await this.prisma.$queryRaw<Post[]>`
-      SELECT id, title, content, "authorId", "createdAt", "updatedAt" FROM (
-        SELECT id, title, content, author_id AS "authorId", created_at AS "createdAt", updated_at AS "updatedAt",
-               ROW_NUMBER() OVER (PARTITION BY author_id ORDER BY id) AS rank
-        FROM posts WHERE author_id = ANY(${[...authorIds]}::int[])
-      ) AS ranked
-      WHERE rank <= ${POSTS_PER_AUTHOR_MAX}
-      ORDER BY id`;
+    const rows = await this.sql.rows<Post>(
+      `SELECT id, title, content, "authorId", "createdAt", "updatedAt" FROM (
+         SELECT ${POST_COLUMNS}, ROW_NUMBER() OVER (PARTITION BY author_id ORDER BY id) AS rank
+         FROM posts WHERE author_id = ANY($1::int[])
+       ) AS ranked
+       WHERE rank <= $2
+       ORDER BY id`,
+      [authorIds, POSTS_PER_AUTHOR_MAX],
+    );
     const byAuthor = new Map<number, Post[]>(authorIds.map((id) => [id, []]));
     for (const row of rows) byAuthor.get(row.authorId)?.push(row);
     return authorIds.map((id) => byAuthor.get(id) ?? []);

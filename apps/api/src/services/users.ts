@@ -1,5 +1,5 @@
 // The users domain: reads and writes of users, shared by the REST and GraphQL doors.
-import type { Prisma, PrismaClient, Role, User } from '@users-posts/db';
+import type { Prisma, PrismaClient, Role, SqlReader, User } from '@users-posts/db';
 import { findPage, type PageResult } from '../collections/page.js';
 import type { CollectionQuery } from '../collections/query.js';
 import { hashPassword } from '../auth/passwords.js';
@@ -56,12 +56,23 @@ export const BULK_MAX = 100;
 
 const EMAIL_TAKEN = { field: 'email', message: 'is already in use' };
 
+/**
+ * Every column of `users` under the model's field names, for the hot reads through the SQL reader (by id, by ids, the
+ * GraphQL list): the same objects the Prisma client returns (test/sql-reader.test.ts compares them field by field).
+ */
+export const USER_COLUMNS =
+  'id, name, email, age, role, password_hash AS "passwordHash", token_version AS "tokenVersion", ' +
+  'email_verified_at AS "emailVerifiedAt", created_at AS "createdAt", updated_at AS "updatedAt"';
+
 export class UsersService {
-  constructor(private readonly prisma: PrismaClient) {}
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly sql: SqlReader,
+  ) {}
 
   /** Users in id order; without a `limit`, every user up to LIST_MAX (SPEC §2: the work of one request is bounded). */
   list(window: Window = {}): Promise<User[]> {
-    return this.prisma.user.findMany({ orderBy: { id: 'asc' }, take: window.limit ?? LIST_MAX, skip: window.offset });
+    return this.sql.rows<User>(`SELECT ${USER_COLUMNS} FROM users ORDER BY id LIMIT $1 OFFSET $2`, [window.limit ?? LIST_MAX, window.offset ?? 0]);
   }
 
   /** One page of users by the collection conventions (filters by equality, search over name and email). */
@@ -79,12 +90,14 @@ export class UsersService {
   /** The user with this external id, or null. */
   async get(id: string | number): Promise<User | null> {
     const dbId = parseId(id);
-    return dbId === null ? null : this.prisma.user.findUnique({ where: { id: dbId } });
+    if (dbId === null) return null;
+    const [user] = await this.sql.rows<User>(`SELECT ${USER_COLUMNS} FROM users WHERE id = $1`, [dbId]);
+    return user ?? null;
   }
 
   /** Users by id, in the order asked, null where missing (DataLoader batch function). */
   async getMany(ids: readonly number[]): Promise<(User | null)[]> {
-    const rows = await this.prisma.user.findMany({ where: { id: { in: [...ids] } } });
+    const rows = await this.sql.rows<User>(`SELECT ${USER_COLUMNS} FROM users WHERE id = ANY($1)`, [ids]);
     const byId = new Map(rows.map((row) => [row.id, row]));
     return ids.map((id) => byId.get(id) ?? null);
   }

@@ -1,0 +1,66 @@
+// Hot reads sent straight to the Prisma driver adapter: same pool (or PGlite instance), same statement counter, no client interpreter.
+//
+// Why: Prisma 7's client builds, plans and interprets every query on the main thread and then maps its rows; for a
+// read by primary key that is most of the request's CPU (measured: the by-id read through the driver instead of
+// `findUnique` cut CPU per request by ~40 % on GraphQL and ~58 % on REST, see ../shared/notes/performance.md).
+// The driver adapter is Prisma's own layer under the client: it converts the driver's values the way the client
+// expects them, owns the connections, and is what statement counting taps. Written by hand (a few lines): no kept
+// library turns an adapter's result set into model-shaped objects.
+import { ColumnTypeEnum, type ArgType, type SqlDriverAdapter, type SqlDriverAdapterFactory, type SqlResultSet } from '@prisma/driver-adapter-utils';
+
+/** A bound parameter: an integer, a string, or a list of integers (for `= ANY($1)`). */
+export type SqlArg = number | string | readonly number[];
+
+export interface SqlReader {
+  /**
+   * The rows of one read-only statement, as objects keyed by column name (alias columns to the model's field names,
+   * e.g. `created_at AS "createdAt"`); timestamps become `Date`s as the Prisma client makes them.
+   */
+  rows<T>(sql: string, args?: readonly SqlArg[]): Promise<T[]>;
+  /** Releases the reader's adapter (not the pool or instance, which the Database owns). */
+  dispose(): Promise<void>;
+}
+
+function argType(arg: SqlArg): ArgType {
+  if (Array.isArray(arg)) return { scalarType: 'int', arity: 'list' };
+  return { scalarType: typeof arg === 'number' ? 'int' : 'string', arity: 'scalar' };
+}
+
+const DATE_COLUMNS = new Set<number>([ColumnTypeEnum.DateTime, ColumnTypeEnum.Date]);
+
+/** The adapter's rows (arrays, timestamps as ISO strings) as objects in the client's types. */
+function toObjects<T>(result: SqlResultSet): T[] {
+  const { columnNames, columnTypes, rows } = result;
+  const dates = columnTypes.map((type) => DATE_COLUMNS.has(type));
+  const objects = new Array<T>(rows.length);
+  for (let r = 0; r < rows.length; r++) {
+    const row = rows[r]!;
+    const object: Record<string, unknown> = {};
+    for (let c = 0; c < columnNames.length; c++) {
+      const value = row[c];
+      object[columnNames[c]!] = dates[c] && value != null && !(value instanceof Date) ? new Date(value as string) : value;
+    }
+    objects[r] = object as T;
+  }
+  return objects;
+}
+
+/** A reader on its own adapter from `factory` (connected on first use): for adapter-pg the same external pool, for PGlite the same instance. */
+export function createSqlReader(factory: SqlDriverAdapterFactory): SqlReader {
+  let adapter: Promise<SqlDriverAdapter> | undefined;
+  const connected = () => (adapter ??= factory.connect().catch((error: unknown) => {
+    adapter = undefined; // a database that was away at the first read is retried at the next
+    throw error;
+  }));
+  return {
+    async rows<T>(sql: string, args: readonly SqlArg[] = []): Promise<T[]> {
+      const result = await (await connected()).queryRaw({ sql, args: [...args], argTypes: args.map(argType) });
+      return toObjects<T>(result);
+    },
+    async dispose() {
+      const open = adapter;
+      adapter = undefined;
+      if (open) await (await open).dispose();
+    },
+  };
+}
