@@ -2,16 +2,28 @@
 import closeWithGrace from 'close-with-grace';
 import { buildApp } from './app.js';
 import { loadConfig } from './config.js';
+import { assertPortFree, startupFailureLine } from './startup-failure.js';
 
-const config = loadConfig();
-const app = await buildApp(config);
+let app: Awaited<ReturnType<typeof buildApp>> | undefined;
+try {
+  const config = loadConfig();
+  await assertPortFree(config.host, config.port);
+  const started = await buildApp(config);
+  app = started;
 
-closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
-  if (err) app.log.error({ err }, 'shutting down after an error');
-  else app.log.info({ signal }, 'shutting down');
-  // A request that finishes during the close leaves a keep-alive connection the server would wait on: end such idle ones.
-  const idle = setInterval(() => app.server.closeIdleConnections(), 100);
-  await app.close().finally(() => clearInterval(idle));
-});
+  closeWithGrace({ delay: 10_000 }, async ({ signal, err }) => {
+    if (err) started.log.error({ err }, 'shutting down after an error');
+    else started.log.info({ signal }, 'shutting down');
+    // A request that finishes during the close leaves a keep-alive connection the server would wait on: end such idle ones.
+    const idle = setInterval(() => started.server.closeIdleConnections(), 100);
+    await started.close().finally(() => clearInterval(idle));
+  });
 
-await app.listen({ host: config.host, port: config.port });
+  await started.listen({ host: config.host, port: config.port });
+} catch (error) {
+  // A start that fails says why and what to do in one line, at once; the stack only when asked for.
+  process.stderr.write(`users-posts: cannot start: ${startupFailureLine(error)}\n`);
+  if (process.env.LOG_LEVEL === 'debug' || process.env.LOG_LEVEL === 'trace') console.error(error);
+  await app?.close().catch(() => undefined);
+  process.exit(1);
+}

@@ -21,15 +21,24 @@ export function loadSchemaEngineWasm() {
       message: '',
       set_message(/** @type {string} */ m) { this.message = `RuntimeError: ${m}`; },
     };
-    const require = createRequire(import.meta.url);
-    const glue = require.resolve('@prisma/schema-engine-wasm/schema_engine_bg');
-    const bytes = await readFile(path.join(path.dirname(glue), 'schema_engine_bg.wasm'));
+    const bytes = await readSchemaEngineWasm();
     const { instance } = await WebAssembly.instantiate(bytes, { './schema_engine_bg.js': withUnrefTimers(bg) });
     bg.__wbg_set_wasm(instance.exports);
     /** @type {any} */ (instance.exports).__wbindgen_start();
     return bg;
   })();
   return loaded;
+}
+
+/**
+ * The .wasm beside this module: in the production bundle (scripts/build.mjs copies it into apps/api/dist/, where the
+ * package is not resolvable); otherwise next to the package's glue module.
+ */
+async function readSchemaEngineWasm() {
+  const besideBundle = await readFile(new URL('./schema_engine_bg.wasm', import.meta.url)).catch(() => undefined);
+  if (besideBundle) return besideBundle;
+  const glue = createRequire(import.meta.url).resolve('@prisma/schema-engine-wasm/schema_engine_bg');
+  return readFile(path.join(path.dirname(glue), 'schema_engine_bg.wasm'));
 }
 
 /**

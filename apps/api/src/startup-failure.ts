@@ -1,0 +1,91 @@
+// Turns an error that stopped the start (config, data directory, database, port) into one human line that says the fix.
+// Hand-written: no kept library maps Node's system errors to operator advice.
+import net from 'node:net';
+
+/** Thrown by the database plugin when PostgreSQL cannot be used at start; names the server without the password. */
+export class DatabaseUnreachableError extends Error {
+  constructor(databaseUrl: string, cause: unknown) {
+    const where = describeDatabaseUrl(databaseUrl);
+    super(
+      `cannot connect to PostgreSQL at ${where} (DATABASE_URL): ${redact(databaseReason(cause), databaseUrl)}. Check that the ` +
+        'server runs and accepts connections from this host, and the user, password and database name in DATABASE_URL',
+      { cause },
+    );
+    this.name = 'DatabaseUnreachableError';
+  }
+}
+
+/** `user@host:port/database` of a postgres:// URL; never the password. */
+export function describeDatabaseUrl(databaseUrl: string): string {
+  try {
+    const url = new URL(databaseUrl);
+    const user = url.username ? `${decodeURIComponent(url.username)}@` : '';
+    return `${user}${url.hostname || 'localhost'}:${url.port || '5432'}${url.pathname.length > 1 ? url.pathname : ''}`;
+  } catch {
+    return 'the server named by DATABASE_URL';
+  }
+}
+
+const DATA_DIRECTORY_CODES = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOTDIR', 'ENOSPC', 'EEXIST', 'ENOENT']);
+
+/** The one line to print for `error` (a thrown start-up error); `env` names the settings the fix refers to. */
+export function startupFailureLine(error: unknown, env: NodeJS.ProcessEnv = process.env): string {
+  const code = errorCode(error);
+  const system = error as { syscall?: string; port?: number; address?: string; path?: string };
+  if (system.syscall === 'listen' && code === 'EADDRINUSE') {
+    return `port ${system.port} on ${system.address} is already in use: stop the process that holds it, or set PORT (now ${env.PORT ?? 'unset'}) to a free port`;
+  }
+  if (system.syscall === 'listen' && (code === 'EACCES' || code === 'EADDRNOTAVAIL')) {
+    return `cannot listen on ${system.address}:${system.port} (${code}): set PORT to a port above 1023 and HOST to an address of this machine`;
+  }
+  if (system.path && code && DATA_DIRECTORY_CODES.has(code) && system.syscall !== 'listen') {
+    return (
+      `cannot write the data directory: ${code} on ${system.path}. Make it writable by this user, or set DATA_DIR ` +
+      `(now ${env.DATA_DIR ?? '.data'}) or PGLITE_DIR (the embedded database; now ${env.PGLITE_DIR ?? '<DATA_DIR>/pglite'}) to a writable directory`
+    );
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return firstLine(message) || String(code ?? 'unknown error');
+}
+
+/** What the driver said: the Prisma client wraps it (meta.driverAdapterError) under a generic first line. */
+function databaseReason(error: unknown): string {
+  const cause = (error as { meta?: { driverAdapterError?: { cause?: Record<string, unknown> } } } | null)?.meta?.driverAdapterError?.cause;
+  if (typeof cause?.originalMessage === 'string') return cause.originalMessage;
+  if (cause?.kind === 'DatabaseNotReachable') return `nothing answers at ${String(cause.host)}:${String(cause.port)}`;
+  if (typeof cause?.kind === 'string') return cause.kind;
+  return firstLine(error instanceof Error ? error.message : String(error)) || errorCode(error) || 'no answer';
+}
+
+function errorCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+function firstLine(text: string): string {
+  return text.trim().split('\n')[0]!.trim();
+}
+
+function redact(text: string, databaseUrl: string): string {
+  let password = '';
+  try {
+    password = decodeURIComponent(new URL(databaseUrl).password);
+  } catch {
+    // not a URL: nothing to hide beyond the URL itself
+  }
+  return (password ? text.split(password).join('***') : text).split(databaseUrl).join('DATABASE_URL');
+}
+
+/**
+ * Fails at once (EADDRINUSE, as listen would) when host:port is taken, before seconds of opening the database and
+ * building the app; the real listen comes after. Port 0 (any free port) is not checked.
+ */
+export async function assertPortFree(host: string, port: number): Promise<void> {
+  if (port === 0) return;
+  const probe = net.createServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', reject);
+    probe.listen({ host, port, exclusive: true }, resolve);
+  });
+  await new Promise((resolve) => probe.close(resolve));
+}

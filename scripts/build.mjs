@@ -1,0 +1,134 @@
+// Production build: bundles apps/api/src/main.ts with esbuild into apps/api/dist/ and copies the files it reads at run time.
+// Plain JS (not .ts) so that `pnpm build` needs no TypeScript loader and `pnpm start` stays quick to build.
+import { copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as esbuild from 'esbuild';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const outdir = path.join(root, 'apps/api/dist');
+
+/**
+ * Packages left to Node at run time, resolved from apps/api (each is a dependency of @users-posts/api):
+ * argon2 is a native addon; swagger-ui serves its static files from its own folder; helmet is loaded by
+ * security-headers.ts through createRequire from @fastify/helmet's folder. pg-native is pg's optional native driver
+ * (never installed) and must stay a lazy require.
+ */
+const EXTERNAL = ['@node-rs/argon2', '@fastify/swagger-ui', '@fastify/helmet', 'pg-native'];
+
+/**
+ * Files the bundled code opens next to itself (`new URL('./x', import.meta.url)`), copied into dist/:
+ * PGlite's Postgres build and initial file system, and Prisma's schema engine (load-wasm-engine.js looks beside the
+ * bundle first, since @prisma/schema-engine-wasm is not resolvable from apps/api).
+ */
+const requireFromDb = createRequire(path.join(root, 'packages/db/package.json'));
+const pgliteDist = path.dirname(requireFromDb.resolve('@electric-sql/pglite'));
+const schemaEngineDir = path.dirname(requireFromDb.resolve('@prisma/schema-engine-wasm/schema_engine_bg'));
+const RUNTIME_FILES = [
+  path.join(pgliteDist, 'pglite.wasm'),
+  path.join(pgliteDist, 'pglite.data'),
+  path.join(pgliteDist, 'initdb.wasm'),
+  path.join(schemaEngineDir, 'schema_engine_bg.wasm'),
+];
+
+/**
+ * graphql-js picks its `instanceOf` at load time from `process.env.NODE_ENV === 'production'`; otherwise every type
+ * check of the executor runs a slow cross-realm check (~40 % of self time completing large lists). The product runs
+ * with NODE_ENV unset by default, so the bundle always uses the production function. The development check exists
+ * to catch two copies of graphql, which assertSingleGraphql checks on the bundle's metafile instead.
+ */
+const graphqlProductionInstanceOf = {
+  name: 'graphql-production-instanceof',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]graphql[\\/]jsutils[\\/]instanceOf\.m?js$/ }, async (args) => {
+      const esm = args.path.endsWith('.mjs');
+      const body = 'function instanceOf(value, constructor) {\n  return value instanceof constructor;\n}\n';
+      return { contents: esm ? `export const instanceOf = ${body}` : `'use strict';\nexports.instanceOf = ${body}`, loader: 'js' };
+    });
+  },
+};
+
+/** fastify-openapi-glue imports the validator shim (see its header) instead of the full OpenAPI validator. */
+const openapiGlueWithoutMetaSchemaCheck = {
+  name: 'openapi-glue-without-meta-schema-check',
+  setup(build) {
+    const shim = path.join(root, 'scripts/build-shims/openapi-schema-validator.mjs');
+    let glueDir;
+    build.onResolve({ filter: /^@seriousme\/openapi-schema-validator$/ }, async (args) => {
+      if (args.pluginData?.real) return undefined; // esbuild's own resolution, asked for below
+      if (args.importer !== shim) {
+        glueDir = args.resolveDir;
+        return { path: shim };
+      }
+      // The shim's own import: the real package, as fastify-openapi-glue would have resolved it.
+      return build.resolve(args.path, { kind: args.kind, resolveDir: glueDir, pluginData: { real: true } });
+    });
+  },
+};
+
+/**
+ * apps/api/dist/main.js: turns on Node's on-disk compile cache (Node >= 22.1; absent on 20, where this is a no-op)
+ * before importing the bundle, so starts after the first skip compiling its megabytes of JavaScript.
+ */
+const LAUNCHER = `// Production entry written by scripts/build.mjs: compile cache on (Node >= 22.1), then the bundled server.
+import module from 'node:module';
+module.enableCompileCache?.();
+await import('./server.js');
+`;
+
+/** Fails when the bundle holds graphql from two package folders (two versions, or one copied twice). */
+function assertSingleGraphql(metafile) {
+  const copies = new Set();
+  for (const input of Object.keys(metafile.inputs)) {
+    const match = /(?:^|\/)node_modules\/(?:\.pnpm\/[^/]+\/node_modules\/)?graphql\//.exec(input);
+    if (match) copies.add(input.slice(0, match.index + match[0].length));
+  }
+  if (copies.size > 1) throw new Error(`the bundle contains ${copies.size} copies of graphql:\n  ${[...copies].join('\n  ')}`);
+  if (copies.size === 0) throw new Error('the bundle contains no graphql (metafile check is out of date)');
+}
+
+export async function build() {
+  await rm(outdir, { recursive: true, force: true });
+  await mkdir(outdir, { recursive: true });
+  const result = await esbuild.build({
+    entryPoints: { server: path.join(root, 'apps/api/src/main.ts') }, // started by main.js (LAUNCHER)
+    outdir,
+    bundle: true,
+    splitting: true, // lazily imported parts (Prisma's query compiler, the schema engine glue) load only when used
+    format: 'esm',
+    platform: 'node',
+    target: 'node20.19',
+    sourcemap: true,
+    // Less text for V8 to scan at start; identifiers are kept, so class and function names (error names, logs) stay.
+    minifyWhitespace: true,
+    minifySyntax: true,
+    metafile: true,
+    logLevel: 'warning',
+    external: EXTERNAL,
+    chunkNames: '[name]-[hash]', // beside main.js: bundled code finds its runtime files at new URL('./…', import.meta.url)
+    // CommonJS packages inside an ESM bundle call require() for Node built-ins and read __dirname.
+    banner: {
+      js: [
+        "import { createRequire as __bundleCreateRequire } from 'node:module';",
+        "import { fileURLToPath as __bundleFileURLToPath } from 'node:url';",
+        'const require = __bundleCreateRequire(import.meta.url);',
+        'const __filename = __bundleFileURLToPath(import.meta.url);',
+        "const __dirname = __bundleFileURLToPath(new URL('.', import.meta.url));",
+      ].join('\n'),
+    },
+    plugins: [graphqlProductionInstanceOf, openapiGlueWithoutMetaSchemaCheck],
+  });
+  assertSingleGraphql(result.metafile);
+  await Promise.all(RUNTIME_FILES.map((file) => copyFile(file, path.join(outdir, path.basename(file)))));
+  await writeFile(path.join(outdir, 'package.json'), '{ "type": "module" }\n');
+  await writeFile(path.join(outdir, 'main.js'), LAUNCHER);
+  return result;
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
+  const started = performance.now();
+  const result = await build();
+  const bytes = Object.values(result.metafile.outputs).reduce((sum, output) => sum + output.bytes, 0);
+  console.log(`built apps/api/dist/main.js + server.js (${(bytes / 1e6).toFixed(1)} MB with chunks) in ${Math.round(performance.now() - started)} ms`);
+}
