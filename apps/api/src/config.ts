@@ -24,6 +24,11 @@ export interface Config {
   secrets: Secrets;
   /** GraphQL abuse limits (SPEC §2). */
   graphqlLimits: GraphQLLimits;
+  /**
+   * Plain JSON queries and mutations skip Yoga's fetch-API layer (graphql/http-fast-path.ts); `GRAPHQL_FAST_PATH=false`
+   * sends every request through Yoga's handler (same answers, more CPU per request).
+   */
+  graphqlFastPath: boolean;
   /** Internal error messages, stack traces and source paths in answers: only when `NODE_ENV=development` is set explicitly. */
   exposeErrors: boolean;
   /** The default rate-limit bucket (SPEC §4): `max` requests per `windowMs` per client (user id, else IP). */
@@ -108,6 +113,7 @@ const schema = {
     GRAPHQL_MAX_BATCH: { type: 'integer', minimum: 1, maximum: 100, default: 10 },
     GRAPHQL_MAX_NODES: { type: 'integer', minimum: 1, default: 50_000 },
     GRAPHQL_MAX_EXECUTION_MS: { type: 'integer', minimum: 1, default: 10_000 },
+    GRAPHQL_FAST_PATH: { type: 'boolean', default: true },
     REFRESH_RATE_LIMIT_MAX: { type: 'integer', minimum: 1, default: 60 },
     ADMIN_EMAIL: { type: 'string', pattern: '^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$', maxLength: 254 },
     ADMIN_PASSWORD: { type: 'string', minLength: 8, maxLength: 128 },
@@ -154,6 +160,7 @@ interface RawEnv {
   GRAPHQL_MAX_BATCH: number;
   GRAPHQL_MAX_NODES: number;
   GRAPHQL_MAX_EXECUTION_MS: number;
+  GRAPHQL_FAST_PATH: boolean;
   REFRESH_RATE_LIMIT_MAX: number;
   ADMIN_EMAIL?: string;
   ADMIN_PASSWORD?: string;
@@ -172,6 +179,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     // Unset means development for secrets (generated, kept in DATA_DIR), but errors stay masked unless asked for.
     nodeEnv: raw.NODE_ENV ?? 'development',
     exposeErrors: raw.NODE_ENV === 'development',
+    graphqlFastPath: raw.GRAPHQL_FAST_PATH,
     host: raw.HOST,
     port: raw.PORT,
     logLevel: raw.LOG_LEVEL,

@@ -1,10 +1,10 @@
 // Mounts GraphQL Yoga on Fastify at /graphql (POST, GET, SSE subscriptions, GraphiQL for browsers) and graphql-ws on its upgrades.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { createGraphQLError, createYoga, type Plugin } from 'graphql-yoga';
 import { createGraphQLContext } from '../graphql/context.js';
 import { maskError } from '../graphql/errors.js';
+import { graphqlFastPath } from '../graphql/http-fast-path.js';
 import { limitPlugins } from '../graphql/limits.js';
 import { buildGraphQLSchema } from '../graphql/schema.js';
 import { addressResolver } from '../client-address.js';
@@ -53,7 +53,8 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
     maskedErrors: { maskError, isDev: !production },
     graphiql: { title: 'users-posts GraphQL' },
     // GraphiQL's scripts and styles bundled in the page by the product, not loaded from a CDN (quiet by default).
-    renderGraphiQL,
+    // Imported on the first GraphiQL page: the module is ~9 MB of inlined assets, a third of start-up parse and memory.
+    renderGraphiQL: async (options) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
     plugins: [...limitPlugins(app.config.graphqlLimits), httpSubscriptionCaps(caps), streams.plugin, app.metrics.subscriptionsPlugin],
     // CORS is @fastify/cors' (CORS_ORIGINS), as on every route; Yoga's own would reflect any origin.
     cors: false,
@@ -68,10 +69,13 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
   });
 
 
+  const fastPath = app.config.graphqlFastPath ? graphqlFastPath(yoga) : async () => false;
   app.route({
     url: yoga.graphqlEndpoint,
     method: ['GET', 'POST', 'OPTIONS'],
     handler: async (req, reply) => {
+      // One plain JSON query or mutation: Yoga's envelop and result processor without its fetch-API layer.
+      if (await fastPath(req, reply)) return reply;
       const response = await yoga.handleNodeRequestAndResponse(req, reply, { req, reply });
       const refused = (req as CappedRequest)[kSubscriptionRefused];
       if (refused) {

@@ -22,6 +22,8 @@ export function testConfig({ rateLimits, ...overrides }: TestConfigOverrides = {
     migrateOnStart: false,
     redisUrl: undefined,
     graphqlLimits: DEFAULT_GRAPHQL_LIMITS,
+    // As in production; TEST_GRAPHQL_FAST_PATH=false runs a suite with every request through Yoga's handler instead.
+    graphqlFastPath: process.env.TEST_GRAPHQL_FAST_PATH !== 'false',
     defaultRateLimit: { max: 1000, windowMs: 60_000 },
     rateLimits: {
       loginMax: 10,

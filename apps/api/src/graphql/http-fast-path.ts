@@ -1,0 +1,109 @@
+// The common GraphQL request (POST, one JSON operation, a query or mutation) run through Yoga's enveloped functions and
+// answered by Yoga's own result processor, skipping its WHATWG request/response layer; anything else goes to Yoga.
+//
+// Why: for a small query, Yoga's fetch-API adaptation (a Request built from Node's, its body re-read, the plugin
+// chain of request hooks, a Response piped back) cost more than executing it (measured −22.5 % CPU per request on
+// `user(id)`, ../shared/notes/performance.md). The envelop functions are the same ones Yoga and the WebSocket door
+// use, so every envelop plugin (graphql-armor limits, the work budget, masked errors, @auth) applies unchanged; the
+// status code, content type and body come from Yoga's exported `processRegularResult`. Whatever this path does not
+// reproduce exactly (GET, batches, other content types, an Accept served by SSE or multipart, extensions, documents
+// that do not parse or validate, subscriptions) is declined before anything runs, and Yoga's handler answers it as
+// before. Written by hand: Yoga offers no public "handle parsed params" entry point.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { getOperationAST, type DocumentNode } from 'graphql';
+import { createGraphQLError, processRegularResult, type YogaServerInstance } from 'graphql-yoga';
+
+const REGULAR_MEDIA_TYPES = ['application/graphql-response+json', 'application/json'] as const;
+type RegularMediaType = (typeof REGULAR_MEDIA_TYPES)[number];
+
+/**
+ * The media type Yoga's result processors pick for a single, non-streamed result (useResultProcessors: the regular
+ * processor is tried last, so its last match over the Accept entries wins), or undefined when Yoga would pick none of
+ * the regular ones (only SSE or multipart acceptable, a charset other than utf-8, nothing acceptable).
+ */
+export function regularMediaType(accept: string | undefined): RegularMediaType | undefined {
+  const asked = (accept || '*/*').replace(/\s/g, '').toLowerCase().split(',');
+  let chosen: RegularMediaType | undefined;
+  for (let i = asked.length - 1; i >= 0; i--) {
+    const [mediaType = '', ...params] = asked[i]!.split(';');
+    const charset = params.find((param) => param.includes('charset=')) ?? 'charset=utf-8';
+    if (charset !== 'charset=utf-8') continue;
+    const [askedType, askedSubtype] = mediaType.split('/');
+    for (const candidate of REGULAR_MEDIA_TYPES) {
+      const [type, subtype] = candidate.split('/');
+      if ((askedType === '*' || askedType === type) && (askedSubtype === '*' || askedSubtype === subtype)) chosen = candidate;
+    }
+  }
+  return chosen;
+}
+
+interface SimpleParams {
+  query: string;
+  variables?: Record<string, unknown> | undefined;
+  operationName?: string | undefined;
+}
+
+const PARAM_KEYS = new Set(['query', 'variables', 'operationName']);
+const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The body's GraphQL parameters when it is one operation of the plain shape (Yoga checks anything else itself). */
+function simpleParams(body: unknown): SimpleParams | undefined {
+  if (!isPlainObject(body) || typeof body.query !== 'string') return undefined;
+  for (const key in body) if (!PARAM_KEYS.has(key)) return undefined;
+  const { variables, operationName } = body;
+  if (variables != null && !isPlainObject(variables)) return undefined;
+  if (operationName != null && typeof operationName !== 'string') return undefined;
+  return { query: body.query, variables: variables ?? undefined, operationName: operationName ?? undefined };
+}
+
+/** True when the request was answered; false when nothing ran and Yoga's handler must answer it. */
+export type FastPath = (req: FastifyRequest, reply: FastifyReply) => Promise<boolean>;
+
+/** Answers `req` on the fast path, or declines (false) before anything runs. */
+export function graphqlFastPath(
+  // Any server context (the route passes Fastify's request and reply, as to Yoga's handler).
+  yoga: YogaServerInstance<any, any>,
+  options: { unexpectedMessage: string } = { unexpectedMessage: 'Unexpected error.' },
+): FastPath {
+  return async (req, reply) => {
+    if (req.method !== 'POST' || !req.headers['content-type']?.toLowerCase().startsWith('application/json')) return false;
+    const params = simpleParams(req.body);
+    const mediaType = params && regularMediaType(req.headers.accept);
+    if (!params || !mediaType) return false;
+    // Yoga's own envelop plugins look for the request and params in the context (e.g. a parse error becomes a 400
+    // GRAPHQL_PARSE_FAILED only for an HTTP request, and that error is cached for the same text): the same context
+    // Yoga gives them, with Fastify's request, whose `method` is what they read.
+    const enveloped = yoga.getEnveloped({ req, reply, request: req, params });
+    let document: DocumentNode;
+    try {
+      document = enveloped.parse(params.query);
+      // graphql-armor's limits throw from validation (QUERY_TOO_COMPLEX); other rules return their errors.
+      if (enveloped.validate(enveloped.schema, document).length > 0) return false;
+    } catch {
+      return false; // Yoga reports it (parse and validation results are cached, so this costs a lookup)
+    }
+    const operation = getOperationAST(document, params.operationName);
+    if (!operation || operation.operation === 'subscription') return false;
+    const contextValue = await enveloped.contextFactory();
+    let result: unknown;
+    try {
+      result = await enveloped.execute({
+        schema: enveloped.schema,
+        document,
+        contextValue,
+        variableValues: params.variables,
+        operationName: params.operationName,
+      });
+    } catch (error) {
+      // Execution reports resolver errors in the result; a throw is a fault of the executor or a plugin. Yoga answers
+      // those with its masked error and a 500, and so does this path (and Fastify logs it).
+      req.log.error({ err: error }, 'GraphQL execution failed');
+      result = { errors: [createGraphQLError(options.unexpectedMessage, { extensions: { code: 'INTERNAL_SERVER_ERROR', http: { status: 500 } } })] };
+    }
+    const response = await processRegularResult(result as Parameters<typeof processRegularResult>[0], yoga.fetchAPI, mediaType);
+    response.headers.forEach((value, key) => void reply.header(key, value));
+    // A boolean, not the reply: a FastifyReply is thenable, so an async function returning it resolves to undefined.
+    reply.status(response.status).send(await response.text());
+    return true;
+  };
+}
