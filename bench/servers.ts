@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
+import { productEntry } from './product-build.js';
 
 export const repoRoot = path.resolve(import.meta.dirname, '..');
 
@@ -32,11 +33,12 @@ export interface Product extends Server {
   userId: number;
 }
 
-async function waitReady(url: string, child: ChildProcess, limitMs = 60_000): Promise<void> {
+/** Polls `url` (a GET, or `init`, e.g. a GraphQL POST for servers without a readiness endpoint) until it answers 2xx. */
+async function waitReady(url: string, child: ChildProcess, limitMs = 60_000, init?: RequestInit): Promise<void> {
   const deadline = Date.now() + limitMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`${url}: server exited with ${child.exitCode}`);
-    if (await fetch(url).then((r) => r.ok, () => false)) return;
+    if (await fetch(url, init).then((r) => r.ok, () => false)) return;
     await sleep(50);
   }
   throw new Error(`${url}: not ready within ${limitMs} ms`);
@@ -68,13 +70,20 @@ function modeEnv(): Record<string, string> {
 }
 
 /**
- * The product on `databaseUrl` (migrated at start), exactly as `pnpm start` runs it, with the rate limit out of the
- * way and an administrator to create posts with. `nodeArgs` go before `--import tsx` (e.g. `--cpu-prof`); `root` is
- * the checkout to run (another worktree, for before/after comparisons).
+ * The product on `databaseUrl` (migrated at start), exactly as the production start runs it (the built file, see
+ * product-build.ts), with the rate limit out of the way and an administrator to create posts with. `nodeArgs` go before
+ * the entry (e.g. `--cpu-prof`); `root` is
+ * the checkout to run (another worktree, for before/after comparisons); `nodeBinary` the node to run it with (BENCH_NODES).
  */
-export async function startProduct(databaseUrl: string, port: number, nodeArgs: string[] = [], root = repoRoot): Promise<Product> {
+export async function startProduct(
+  databaseUrl: string,
+  port: number,
+  nodeArgs: string[] = [],
+  root = repoRoot,
+  nodeBinary = process.execPath,
+): Promise<Product> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'users-posts-bench-'));
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'apps/api/src/main.ts'], {
+  const child = spawn(nodeBinary, [...nodeArgs, ...productEntry(root)], {
     cwd: root,
     env: {
       ...process.env,
@@ -110,8 +119,8 @@ export async function startProduct(databaseUrl: string, port: number, nodeArgs: 
 }
 
 /** The raw-pg baseline (bench/baseline/server.ts) in its own process on the same database. */
-export async function startBaseline(databaseUrl: string, port: number): Promise<Server> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/baseline/server.ts'], {
+export async function startBaseline(databaseUrl: string, port: number, nodeBinary = process.execPath): Promise<Server> {
+  const child = spawn(nodeBinary, ['--import', 'tsx', 'bench/baseline/server.ts'], {
     cwd: repoRoot,
     env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port) },
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -127,14 +136,42 @@ export async function startBaseline(databaseUrl: string, port: number): Promise<
   }
 }
 
-/** Demo data of the scenarios: 100 users × 5 posts (besides the administrator), then fresh planner statistics. */
+export type PeerKind = 'apollo' | 'postgraphile';
+const peerEntry: Record<PeerKind, string> = { apollo: 'bench/peers/apollo/server.ts', postgraphile: 'bench/peers/postgraphile/server.ts' };
+
+/**
+ * A peer a user would pick instead of the product (Apollo Server 5 + DataLoader, PostGraphile 5), in its own process on
+ * the same database, in production mode. Neither has a readiness endpoint: ready is the first answered `{ __typename }`.
+ */
+export async function startPeer(kind: PeerKind, databaseUrl: string, port: number, nodeBinary = process.execPath): Promise<Server> {
+  const child = spawn(nodeBinary, ['--import', 'tsx', peerEntry[kind]], {
+    cwd: repoRoot,
+    env: { ...process.env, NODE_ENV: 'production', GRAPHILE_ENV: 'production', DATABASE_URL: databaseUrl, PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  const stop = stopper(child);
+  try {
+    await waitReady(`${base}/graphql`, child, 60_000, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ __typename }' }),
+    });
+    return { base, pid: child.pid!, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+/** Demo data of the scenarios (issue 11's): 2,000 users × 10 posts (besides the administrator), then fresh planner statistics. */
 export async function seed(databaseUrl: string): Promise<void> {
   const db = new pg.Client({ connectionString: databaseUrl });
   await db.connect();
   try {
-    await db.query(`INSERT INTO users (name, email, updated_at) SELECT 'User ' || g, 'user' || g || '@example.com', now() FROM generate_series(1, 100) g`);
+    await db.query(`INSERT INTO users (name, email, updated_at) SELECT 'User ' || g, 'user' || g || '@example.com', now() FROM generate_series(1, 2000) g`);
     await db.query(
-      `INSERT INTO posts (title, content, author_id, updated_at) SELECT 'Post ' || g, 'Body ' || g, u.id, now() FROM users u, generate_series(1, 5) g WHERE u.email LIKE 'user%'`,
+      `INSERT INTO posts (title, content, author_id, updated_at) SELECT 'Post ' || g, 'Body ' || g, u.id, now() FROM users u, generate_series(1, 10) g WHERE u.email LIKE 'user%'`,
     );
     await db.query('ANALYZE');
   } finally {

@@ -1,72 +1,142 @@
-// The results table of `pnpm bench`: product vs raw-pg baseline per scenario, ratio against its target, statements/request.
+// The results of `pnpm bench`: issue 11's table (req/s of the product, the two peers and the raw-pg baseline, the ratio
+// against each row's target, ✓/✗), the per-server details (latency, CPU and SQL statements per request), the start-up
+// targets and, with BENCH_NODES, the product on one Node version against another.
 import type { LoadFigures } from './scenarios/load.js';
+import { SERVER_KINDS, SERVER_TITLES, type ServerKind, type ThroughputScenario } from './scenarios/throughput.js';
 
 export interface ScenarioResult {
-  name: string;
-  product: LoadFigures;
-  baseline: LoadFigures;
-  productStatements: number | null;
-  baselineStatements: number | null;
-  target?: number | undefined;
-  /** Statements of the same operation on a smaller data set (must equal productStatements), when probed. */
+  scenario: ThroughputScenario;
+  /** The better of the interleaved rounds, per server that answers the scenario. */
+  figures: Partial<Record<ServerKind, LoadFigures>>;
+  statements: Partial<Record<ServerKind, number | null>>;
+  /** Statements of the same operation on a smaller data set (must equal the product's), when probed. */
   probeStatements?: number | null | undefined;
+  /** The product on the further BENCH_NODES versions (the first version's figures are `figures.product`). */
+  productOnNodes?: { node: string; figures: LoadFigures }[];
+}
+
+export interface StartupResult {
+  coldStartMs: number;
+  idleRssMb: number;
+  postgresStartMs?: number;
+  postgresIdleRssMb?: number;
 }
 
 export interface Verdict {
-  ratio: number;
+  ratio: number | null;
   pass: boolean | null;
-  note: string;
+  notes: string[];
 }
+
+const round2 = (value: number) => Math.round(value * 100) / 100;
+const mark = (pass: boolean | null) => (pass === null ? '–' : pass ? '✓' : '✗');
 
 export function verdict(result: ScenarioResult): Verdict {
-  const ratio = Math.round((result.product.requestsPerSecond / result.baseline.requestsPerSecond) * 100) / 100;
-  if (result.target === undefined) return { ratio, pass: null, note: '' };
+  const { scenario, figures, statements } = result;
   const notes: string[] = [];
-  let pass = ratio >= result.target;
-  if (!pass) notes.push(`ratio ${ratio} < ${result.target}`);
+  const product = figures.product;
+  if (!scenario.target || !product) return { ratio: null, pass: null, notes };
+  const against = figures[scenario.target.against];
+  const ratio = against ? round2(product.requestsPerSecond / against.requestsPerSecond) : null;
+  let pass = ratio !== null && ratio >= scenario.target.ratio;
+  if (scenario.maxStatements !== undefined) {
+    const count = statements.product;
+    const ok = count !== null && count !== undefined && count <= scenario.maxStatements;
+    notes.push(`product SQL/request ${count ?? 'n/a'} (target ≤ ${scenario.maxStatements}) ${mark(ok)}`);
+    pass &&= ok;
+  }
   if (result.probeStatements !== undefined) {
-    const constant = result.probeStatements !== null && result.probeStatements === result.productStatements;
-    notes.push(constant ? `statements constant (${result.probeStatements} for 10 users)` : `statements NOT constant (${result.probeStatements} for 10 users)`);
+    const constant = result.probeStatements !== null && result.probeStatements === statements.product;
+    notes.push(`statements ${constant ? '' : 'NOT '}constant (${result.probeStatements ?? 'n/a'} for 10 users) ${mark(constant)}`);
     pass &&= constant;
   }
-  if (result.product.failures || result.baseline.failures) notes.push(`failures: product ${result.product.failures}, baseline ${result.baseline.failures}`);
-  return { ratio, pass, note: notes.join('; ') };
+  const failures = SERVER_KINDS.filter((kind) => figures[kind]?.failures).map((kind) => `${kind} ${figures[kind]!.failures}`);
+  if (failures.length) notes.push(`failed requests: ${failures.join(', ')}`);
+  return { ratio, pass, notes };
 }
 
-const fmt = (value: number | null | undefined) => (value === null || value === undefined || Number.isNaN(value) ? 'n/a' : String(value));
+const fmt = (value: number | null | undefined) => (value === null || value === undefined || Number.isNaN(value) ? 'n/a' : value.toLocaleString('en-US'));
 
-export function printTable(results: ScenarioResult[]): void {
-  const header = ['scenario', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'SQL/req', 'base req/s', 'base p50', 'base p99', 'base CPU µs', 'base SQL', 'ratio', 'CPU ratio', 'target', 'result'];
+function printMarkdown(header: string[], rows: string[][], rightFrom = 1): void {
+  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: string[]) => '| ' + cells.map((cell, i) => (i < rightFrom ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join(' | ') + ' |';
+  console.log(line(header));
+  console.log('|' + widths.map((width, i) => (i < rightFrom ? '-'.repeat(width + 2) : '-'.repeat(width + 1) + ':')).join('|') + '|');
+  for (const row of rows) console.log(line(row));
+}
+
+/** Issue 11's table: req/s per server, the ratio against the row's target, ✓/✗. */
+function printIssueTable(results: ScenarioResult[]): void {
+  const header = ['Request', ...SERVER_KINDS.map((kind) => SERVER_TITLES[kind]), 'ratio', 'target', ''];
   const rows = results.map((result) => {
     const v = verdict(result);
+    const target = result.scenario.target;
     return [
-      result.name,
-      fmt(result.product.requestsPerSecond),
-      fmt(result.product.p50),
-      fmt(result.product.p99),
-      fmt(result.product.cpuUsPerRequest),
-      fmt(result.productStatements),
-      fmt(result.baseline.requestsPerSecond),
-      fmt(result.baseline.p50),
-      fmt(result.baseline.p99),
-      fmt(result.baseline.cpuUsPerRequest),
-      fmt(result.baselineStatements),
-      fmt(v.ratio),
-      fmt(Math.round((result.baseline.cpuUsPerRequest / result.product.cpuUsPerRequest) * 100) / 100),
-      result.target === undefined ? '–' : `≥ ${result.target}`,
-      v.pass === null ? '–' : v.pass ? 'pass' : 'MISSED',
+      result.scenario.title,
+      ...SERVER_KINDS.map((kind) => (result.figures[kind] ? fmt(result.figures[kind]!.requestsPerSecond) : '–')),
+      v.ratio === null ? '–' : `${v.ratio.toFixed(2)} (÷ ${target!.against})`,
+      target ? `≥ ${target.ratio.toFixed(1)}${result.scenario.maxStatements !== undefined ? `, ≤ ${result.scenario.maxStatements} SQL` : ''}` : '–',
+      mark(v.pass),
     ];
   });
-  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]!.length)));
-  const line = (cells: string[]) => '  ' + cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ');
-  console.log(line(header));
-  for (const row of rows) console.log(line(row));
+  printMarkdown(header, rows);
+}
 
-  const missed = results.filter((result) => verdict(result).pass === false);
+/** Latency, CPU and statements per request of every server in every scenario. */
+function printDetails(results: ScenarioResult[]): void {
+  const header = ['scenario', 'server', 'req/s', 'p50 ms', 'p99 ms', 'CPU µs/req', 'SQL/req', 'failed'];
+  const rows: string[][] = [];
   for (const result of results) {
-    const v = verdict(result);
-    if (v.note) console.log(`  ${v.pass === false ? 'MISSED' : 'note'}: ${result.name}: ${v.note}`);
+    for (const kind of SERVER_KINDS) {
+      const figures = result.figures[kind];
+      if (!figures) continue;
+      rows.push([result.scenario.name, kind, fmt(figures.requestsPerSecond), fmt(figures.p50), fmt(figures.p99), fmt(figures.cpuUsPerRequest), fmt(result.statements[kind]), fmt(figures.failures)]);
+    }
   }
-  console.log('\n  ratio = product req/s ÷ baseline req/s (the targets); CPU ratio = baseline CPU µs/req ÷ product CPU µs/req');
-  console.log(missed.length ? `\n  targets missed: ${missed.map((result) => result.name).join(', ')}` : '\n  every ratio target met');
+  printMarkdown(header, rows, 2);
+}
+
+function printStartup(startup: StartupResult): void {
+  const rows = [
+    ['Idle RSS (`pnpm start`, embedded PGlite, ready + 3 s)', `${startup.idleRssMb} MB`, '≤ 150 MB', mark(startup.idleRssMb <= 150)],
+    ['Cold start to ready (existing data dir, median)', `${startup.coldStartMs} ms`, '≤ 1 000 ms', mark(startup.coldStartMs <= 1000)],
+  ];
+  if (startup.postgresIdleRssMb !== undefined) rows.push(['Idle RSS on PostgreSQL', `${startup.postgresIdleRssMb} MB`, '≤ 150 MB', mark(startup.postgresIdleRssMb <= 150)]);
+  if (startup.postgresStartMs !== undefined) rows.push(['Start to ready on PostgreSQL', `${startup.postgresStartMs} ms`, '≤ 1 000 ms', mark(startup.postgresStartMs <= 1000)]);
+  printMarkdown(['Start-up', 'measured', 'target', ''], rows, 1);
+}
+
+/** product on the first BENCH_NODES version ÷ product on each further one, per scenario (req/s and CPU). */
+function printNodes(results: ScenarioResult[], firstNode: string): void {
+  for (const result of results) {
+    const first = result.figures.product;
+    for (const other of result.productOnNodes ?? []) {
+      if (!first) continue;
+      console.log(
+        `  ${result.scenario.name}: product on ${firstNode} ÷ on ${other.node}: ${round2(first.requestsPerSecond / other.figures.requestsPerSecond)}× req/s ` +
+          `(${fmt(first.requestsPerSecond)} vs ${fmt(other.figures.requestsPerSecond)}), CPU µs/req ${fmt(first.cpuUsPerRequest)} vs ${fmt(other.figures.cpuUsPerRequest)}`,
+      );
+    }
+  }
+}
+
+export function printTable(results: ScenarioResult[], startup: StartupResult | null, firstNode: string): void {
+  printIssueTable(results);
+  console.log('\n  PostGraphile answers the same reads under its own names (userByRowId(rowId), allUsers(first: 50).nodes,');
+  console.log('  postsByAuthorId.nodes, userByAuthorId; ids as numbers), see bench/scenarios/throughput.ts.');
+  for (const result of results) for (const note of verdict(result).notes) console.log(`  ${result.scenario.name}: ${note}`);
+  console.log('\ndetails (the better of the interleaved rounds; CPU = the server process, SQL = statements PostgreSQL ran per request)');
+  printDetails(results);
+  if (startup) {
+    console.log('');
+    printStartup(startup);
+  }
+  if (results.some((result) => result.productOnNodes?.length)) {
+    console.log('\nNode versions (BENCH_NODES; peers and baseline on the first):');
+    printNodes(results, firstNode);
+  }
+  const missed = results.filter((result) => verdict(result).pass === false).map((result) => result.scenario.name);
+  if (startup && startup.idleRssMb > 150) missed.push('idle RSS');
+  if (startup && startup.coldStartMs > 1000) missed.push('cold start');
+  console.log(missed.length ? `\n  targets missed: ${missed.join(', ')}` : '\n  every target met');
 }

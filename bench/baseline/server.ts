@@ -75,9 +75,11 @@ app.post<{ Body: { variables: { id: string } } }>('/graphql/user', async (reques
   return { data: { user: row ? { id: String(row.id), name: row.name, email: row.email } : null } };
 });
 
-// GraphQL `{ users { id posts { id title author { name } } } }` in three batched queries, as DataLoader would.
-app.post('/graphql/nested', async () => {
-  const users = await pool.query<{ id: number }>('SELECT id FROM users ORDER BY id');
+// GraphQL `{ users(limit: N) { id name posts { id title author { name } } } }` in three batched queries, as DataLoader
+// would; N comes from `?limit=` (the product's query states it inline).
+app.post<{ Querystring: { limit?: string } }>('/graphql/nested', async (request) => {
+  const limit = Math.min(int(request.query.limit) ?? 1000, 1000);
+  const users = await pool.query<{ id: number; name: string }>('SELECT id, name FROM users ORDER BY id LIMIT $1', [limit]);
   const ids = users.rows.map((row) => row.id);
   const posts = await pool.query<{ id: number; title: string; author_id: number }>(
     'SELECT id, title, author_id FROM posts WHERE author_id = ANY($1) ORDER BY id',
@@ -92,7 +94,7 @@ app.post('/graphql/nested', async () => {
     list.push({ id: String(row.id), title: row.title, author: { name: nameById.get(row.author_id)! } });
     postsByAuthor.set(row.author_id, list);
   }
-  return { data: { users: ids.map((id) => ({ id: String(id), posts: postsByAuthor.get(id) ?? [] })) } };
+  return { data: { users: users.rows.map(({ id, name }) => ({ id: String(id), name, posts: postsByAuthor.get(id) ?? [] })) } };
 });
 
 const insertPost = (title: string, content: string, authorId: number) =>

@@ -1,0 +1,16 @@
+-- wrk script of bench/scenarios/load.ts: the request (method, JSON body, bearer token) comes from the environment,
+-- the summary goes out as one JSON line (prefixed WRK_JSON) for load.ts to parse.
+wrk.method = os.getenv("WRK_METHOD") or "GET"
+wrk.headers["content-type"] = "application/json"
+local body = os.getenv("WRK_BODY")
+if body ~= nil and body ~= "" then wrk.body = body end
+local token = os.getenv("WRK_TOKEN")
+if token ~= nil and token ~= "" then wrk.headers["authorization"] = "Bearer " .. token end
+
+function done(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format(
+    'WRK_JSON {"requests":%d,"durationUs":%d,"status":%d,"connect":%d,"read":%d,"write":%d,"timeout":%d,"p50Us":%d,"p99Us":%d}\n',
+    summary.requests, summary.duration, e.status, e.connect, e.read, e.write, e.timeout,
+    latency:percentile(50), latency:percentile(99)))
+end
