@@ -145,7 +145,11 @@ async function runScenario(
     const request = kind === 'product' ? undefined : scenario.others[kind];
     if (request && kind !== 'product') participants.push({ kind, server: others[kind], request });
   }
-  for (const { node, server } of furtherProducts) participants.push({ kind: 'product', node, server, request: scenario.product });
+  // Each product process has its own login (production mode draws fresh secrets per process): its own token.
+  for (const { node, server } of furtherProducts) {
+    const own = throughputScenarios(server).find((candidate) => candidate.name === scenario.name)!;
+    participants.push({ kind: 'product', node, server, request: own.product });
+  }
 
   // The counted runs also warm every server up (JIT, pools, prepared statements) before the timed runs.
   const counted: ScenarioResult['statements'] = {};
