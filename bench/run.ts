@@ -75,6 +75,8 @@ async function interleaved(participants: Participant[]): Promise<Map<Participant
 }
 
 const nodes = benchNodes();
+/** BENCH_NODE_ARGS: Node options for the product's process (e.g. `--max-semi-space-size=64`), for experiments. */
+const productNodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const [firstNode, ...otherNodes] = nodes as [(typeof nodes)[0], ...typeof nodes];
 const pglNode = postgraphileNode(firstNode);
 
@@ -100,7 +102,7 @@ try {
   const name = `bench_${Date.now()}`;
   const database = await freshDatabase(postgres.adminUrl, name);
   cleanups.unshift(() => database.drop());
-  const product: Product = started(await startProduct(database.url, await freePort(), [], undefined, firstNode.path));
+  const product: Product = started(await startProduct(database.url, await freePort(), productNodeArgs, undefined, firstNode.path));
   await seed(database.url);
   const others: Record<Exclude<ServerKind, 'product'>, Server> = {
     postgraphile: started(await startPeer('postgraphile', database.url, await freePort(), pglNode.path)),
@@ -108,7 +110,7 @@ try {
     baseline: started(await startBaseline(database.url, await freePort(), firstNode.path)),
   };
   const furtherProducts: { node: string; server: Product }[] = [];
-  for (const node of otherNodes) furtherProducts.push({ node: node.version, server: started(await startProduct(database.url, await freePort(), [], undefined, node.path)) });
+  for (const node of otherNodes) furtherProducts.push({ node: node.version, server: started(await startProduct(database.url, await freePort(), productNodeArgs, undefined, node.path)) });
   const counter = await StatementCounter.open(postgres.adminUrl, name);
   if (counter) cleanups.unshift(() => counter.close());
   const statements = (work: () => Promise<number>) => (counter ? counter.per(work) : Promise.resolve(null));

@@ -270,7 +270,7 @@ export async function startRedis(): Promise<RedisServer> {
 // ---------------------------------------------------------------------------------------------------------------
 // The product
 
-/** The product as `pnpm start` runs it (`node --import tsx apps/api/src/main.ts`, cwd = repo root), on a free port, waiting for /readyz. */
+/** The product from source (`node --import tsx apps/api/src/main.ts`, cwd = repo root: the code `pnpm build` bundles; the bundle itself is started by scripts/check-production-install.sh), on a free port, waiting for /readyz. */
 export interface ApiProcess {
   readonly base: string; // http://127.0.0.1:PORT
   readonly wsUrl: string; // ws://127.0.0.1:PORT/graphql
