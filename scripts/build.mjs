@@ -98,12 +98,17 @@ module.enableCompileCache?.();
 await import('./server.js');
 `;
 
-/** Fails when the bundle holds graphql from two package folders (two versions, or one copied twice). */
+/**
+ * Fails when the bundle holds graphql from two package folders (two versions, or one copied twice), or any of its
+ * CommonJS files beside the ES modules (graphqlAsEsm): a `.js` and an `.mjs` copy of one module are two classes too.
+ */
 function assertSingleGraphql(metafile) {
   const copies = new Set();
   for (const input of Object.keys(metafile.inputs)) {
     const match = /(?:^|\/)node_modules\/(?:\.pnpm\/[^/]+\/node_modules\/)?graphql\//.exec(input);
-    if (match) copies.add(input.slice(0, match.index + match[0].length));
+    if (!match) continue;
+    copies.add(input.slice(0, match.index + match[0].length));
+    if (!input.endsWith('.mjs')) throw new Error(`the bundle contains graphql's CommonJS ${input} beside its ES modules`);
   }
   if (copies.size > 1) throw new Error(`the bundle contains ${copies.size} copies of graphql:\n  ${[...copies].join('\n  ')}`);
   if (copies.size === 0) throw new Error('the bundle contains no graphql (metafile check is out of date)');

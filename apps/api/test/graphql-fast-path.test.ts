@@ -58,6 +58,15 @@ const cases: Case[] = [
   { name: 'over the cost limit', payload: { query: '{ users(limit: 1000) { posts { author { posts { author { posts { id } } } } } } }' } },
   { name: 'over the depth limit', payload: { query: '{ users { posts { author { posts { author { posts { author { posts { author { posts { author { id } } } } } } } } } } }' } },
   { name: 'over the alias limit (armor throws from validation)', payload: { query: `{ ${Array.from({ length: 16 }, (_, i) => `a${i}: statistics { totalUsers }`).join(' ')} }` } },
+  // Found by an attacker's review: a plugin that throws before execution (the cost check meets `@include(if: null)`).
+  { name: 'a null variable for @include (thrown before execution)', payload: { query: 'query ($a: Boolean = true) { users(limit: 1) @include(if: $a) { id } }', variables: { a: null } } },
+  { name: 'a null variable for @skip in a mutation', payload: { query: 'mutation ($a: Boolean = true) { deleteUser(id: "5") @skip(if: $a) }', variables: { a: null } } },
+  // Content-Types Yoga's parser does not take as JSON (case, space before the parameters, a tab).
+  ...['Application/json', 'application/json ; charset=utf-8', 'application/json\t;charset=utf-8', 'APPLICATION/JSON', 'application/json;charset=utf-8'].map((type) => ({
+    name: `Content-Type ${JSON.stringify(type)}`,
+    payload: { query: '{ user(id: "2") { id name } }' },
+    headers: { 'content-type': type },
+  })),
   { name: 'introspection', payload: { query: '{ __schema { queryType { name } } }' } },
   { name: 'an unknown parameter', payload: { query: '{ users { id } }', nope: 1 } },
   { name: 'extensions', payload: { query: '{ users { id } }', extensions: { a: 1 } } },

@@ -48,16 +48,22 @@ function toObjects<T>(result: SqlResultSet): T[] {
 /** A reader on its own adapter from `factory` (connected on first use): for adapter-pg the same external pool, for PGlite the same instance. */
 export function createSqlReader(factory: SqlDriverAdapterFactory): SqlReader {
   let adapter: Promise<SqlDriverAdapter> | undefined;
-  const connected = () => (adapter ??= factory.connect().catch((error: unknown) => {
-    adapter = undefined; // a database that was away at the first read is retried at the next
-    throw error;
-  }));
+  let disposed = false;
+  const connected = () => {
+    // A read still running when the database closed must not connect a new adapter that nobody would dispose.
+    if (disposed) throw new Error('Database is closed');
+    return (adapter ??= factory.connect().catch((error: unknown) => {
+      adapter = undefined; // a database that was away at the first read is retried at the next
+      throw error;
+    }));
+  };
   return {
     async rows<T>(sql: string, args: readonly SqlArg[] = []): Promise<T[]> {
       const result = await (await connected()).queryRaw({ sql, args: [...args], argTypes: args.map(argType) });
       return toObjects<T>(result);
     },
     async dispose() {
+      disposed = true;
       const open = adapter;
       adapter = undefined;
       if (open) await (await open).dispose();

@@ -10,7 +10,7 @@
 // that do not parse or validate, subscriptions) is declined before anything runs, and Yoga's handler answers it as
 // before. Written by hand: Yoga offers no public "handle parsed params" entry point.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { getOperationAST, type DocumentNode } from 'graphql';
+import { getOperationAST, GraphQLError, type DocumentNode } from 'graphql';
 import { createGraphQLError, processRegularResult, type YogaServerInstance } from 'graphql-yoga';
 
 const REGULAR_MEDIA_TYPES = ['application/graphql-response+json', 'application/json'] as const;
@@ -37,6 +37,12 @@ export function regularMediaType(accept: string | undefined): RegularMediaType |
   return chosen;
 }
 
+/**
+ * The Content-Types Yoga's POST JSON parser takes (`application/json`, optionally with parameters: case-sensitive, no
+ * space before `;`); any other spelling goes to Yoga, which answers it as it always has (e.g. 415).
+ */
+const isYogaJsonContentType = (type: string | undefined) => type === 'application/json' || (type?.startsWith('application/json;') ?? false);
+
 interface SimpleParams {
   query: string;
   variables?: Record<string, unknown> | undefined;
@@ -44,6 +50,7 @@ interface SimpleParams {
 }
 
 const PARAM_KEYS = new Set(['query', 'variables', 'operationName']);
+const isGraphQLError = (error: unknown): error is GraphQLError => error instanceof GraphQLError;
 const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The body's GraphQL parameters when it is one operation of the plain shape (Yoga checks anything else itself). */
@@ -63,10 +70,11 @@ export type FastPath = (req: FastifyRequest, reply: FastifyReply) => Promise<boo
 export function graphqlFastPath(
   // Any server context (the route passes Fastify's request and reply, as to Yoga's handler).
   yoga: YogaServerInstance<any, any>,
-  options: { unexpectedMessage: string } = { unexpectedMessage: 'Unexpected error.' },
+  /** Yoga's `maskedErrors.maskError` with its message and isDev applied, as its handler calls it. */
+  options: { maskError: (error: unknown) => Error },
 ): FastPath {
   return async (req, reply) => {
-    if (req.method !== 'POST' || !req.headers['content-type']?.toLowerCase().startsWith('application/json')) return false;
+    if (req.method !== 'POST' || !isYogaJsonContentType(req.headers['content-type'])) return false;
     const params = simpleParams(req.body);
     const mediaType = params && regularMediaType(req.headers.accept);
     if (!params || !mediaType) return false;
@@ -95,10 +103,12 @@ export function graphqlFastPath(
         operationName: params.operationName,
       });
     } catch (error) {
-      // Execution reports resolver errors in the result; a throw is a fault of the executor or a plugin. Yoga answers
-      // those with its masked error and a 500, and so does this path (and Fastify logs it).
-      req.log.error({ err: error }, 'GraphQL execution failed');
-      result = { errors: [createGraphQLError(options.unexpectedMessage, { extensions: { code: 'INTERNAL_SERVER_ERROR', http: { status: 500 } } })] };
+      // Execution reports resolver errors in the result; a throw comes from a plugin before or around it (e.g. the cost
+      // check meeting an invalid `@include(if: null)`). Yoga's handler passes it through its error masking and answers
+      // that one error (graphql-yoga's handleError): the same here, logged only when masking replaced it.
+      const masked = options.maskError(error);
+      if (masked !== error) req.log.error({ err: error }, 'GraphQL execution failed');
+      result = { errors: [isGraphQLError(masked) ? masked : createGraphQLError(masked.message, { originalError: masked })] };
     }
     const response = await processRegularResult(result as Parameters<typeof processRegularResult>[0], yoga.fetchAPI, mediaType);
     response.headers.forEach((value, key) => void reply.header(key, value));

@@ -69,7 +69,9 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
   });
 
 
-  const fastPath = app.config.graphqlFastPath ? graphqlFastPath(yoga) : async () => false;
+  const fastPath = app.config.graphqlFastPath
+    ? graphqlFastPath(yoga, { maskError: (error) => maskError(error, 'Unexpected error.', !production) })
+    : async () => false;
   app.route({
     url: yoga.graphqlEndpoint,
     method: ['GET', 'POST', 'OPTIONS'],
