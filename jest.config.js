@@ -1,4 +1,17 @@
 // Jest for the whole workspace: ESM + TypeScript through SWC (no type-check here; `pnpm typecheck` does that).
+/**
+ * Suites whose assertions are latencies measured against the same machine's work (probe gaps, event-loop stalls,
+ * recovery times): `pnpm test` (scripts/test.mjs) runs them alone, after the others, so that no other suite's load
+ * is in their figures. Everything else runs on two workers.
+ */
+export const suitesMeasuringLatency = [
+  'apps/api/test/adversary/graphql-amplification.test.ts',
+  'apps/api/test/adversary/subscription-exhaustion.test.ts',
+  'apps/api/test/adversary/quiet-defaults.test.ts',
+  'apps/api/test/cluster/faults-database.test.ts',
+  'apps/api/test/cluster/faults-redis.test.ts',
+];
+
 export default {
   testEnvironment: 'node',
   extensionsToTreatAsEsm: ['.ts'],
