@@ -18,8 +18,8 @@ export interface CollectionQuery<Field extends string = string> {
   /** Fields to keep in each item (always with `id`); undefined keeps every field. */
   fields: string[] | undefined;
   /**
-   * Case-insensitive substring to search for, escaped for Prisma's `contains` (a LIKE pattern whose wildcards Prisma
-   * does not escape: `q=100%` matched "1000", `q=%` matched everything), so `%`, `_` and `\` are literal.
+   * Case-insensitive substring to search for, as a LIKE literal (`%`, `_` and `\` escaped: `q=100%` once matched
+   * "1000", `q=%` everything); collections/page.ts puts it between `%`s.
    */
   search: string | undefined;
 }

@@ -1,7 +1,7 @@
 // The comments domain: reads of comments (filters by post and author, search over body) and commenting on a post.
-import type { Comment, Prisma, PrismaClient } from '@users-posts/db';
+import type { Comment, PrismaClient, SqlReader } from '@users-posts/db';
 import { requireUser, type Principal } from '../auth/principal.js';
-import { findPage, type PageResult } from '../collections/page.js';
+import { findPage, type PageResult, type PageSource } from '../collections/page.js';
 import type { CollectionQuery } from '../collections/query.js';
 import { AppError } from '../errors.js';
 import { parseId } from './ids.js';
@@ -22,14 +22,32 @@ export interface NewComment {
   body: string;
 }
 
+/** Every column of `comments` under the model's field names (see USER_COLUMNS). */
+export const COMMENT_COLUMNS = 'id, body, post_id AS "postId", author_id AS "authorId", created_at AS "createdAt"';
+
+/** The comments collection for the pager. */
+const COMMENTS_PAGE: PageSource<CommentSortField | 'postId' | 'authorId' | 'body'> = {
+  collection: 'comments',
+  table: 'comments',
+  columns: COMMENT_COLUMNS,
+  fields: {
+    id: { column: 'id', kind: 'id' },
+    createdAt: { column: 'created_at', kind: 'date', cast: 'timestamp(3)' },
+    postId: { column: 'post_id', kind: 'integer' },
+    authorId: { column: 'author_id', kind: 'integer' },
+    body: { column: 'body', kind: 'string' },
+  },
+};
+
 export class CommentsService {
-  constructor(private readonly prisma: PrismaClient) {}
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly sql: SqlReader,
+  ) {}
 
   /** One page of comments by the collection conventions. */
   page(query: CollectionQuery<CommentSortField>, filter: CommentFilter = {}): Promise<PageResult<Comment>> {
-    const where: Prisma.CommentWhereInput = { postId: filter.postId, authorId: filter.userId };
-    if (query.search) where.body = { contains: query.search, mode: 'insensitive' };
-    return findPage(this.prisma.comment, query, { collection: 'comments', where, dates: ['createdAt'] });
+    return findPage(this.sql, COMMENTS_PAGE, query, { equal: { postId: filter.postId, authorId: filter.userId }, searchIn: ['body'] });
   }
 
   async get(id: string | number): Promise<Comment | null> {

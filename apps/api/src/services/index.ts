@@ -14,14 +14,14 @@ export interface Services {
   events: EventBus;
 }
 
-/** The services on `db`: its Prisma client, and its SQL reader for the hot reads (by id, pages of a relation). */
+/** The services on `db`: its Prisma client, and its SQL reader for the hot reads (by id, pages, relations). */
 export function createServices(db: Pick<Database, 'prisma' | 'sql'>, events: EventBus = createEventBus()): Services {
   const { prisma, sql } = db;
   return {
     users: new UsersService(prisma, sql),
     posts: new PostsService(prisma, sql, events),
-    comments: new CommentsService(prisma),
-    orders: new OrdersService(prisma),
+    comments: new CommentsService(prisma, sql),
+    orders: new OrdersService(prisma, sql),
     events,
   };
 }

@@ -1,7 +1,7 @@
 // The orders domain: a user's orders, readable and writable by that user or an ADMIN; the owner may only cancel.
-import type { Order, OrderStatus, Prisma, PrismaClient } from '@users-posts/db';
+import type { Order, OrderStatus, PrismaClient, SqlReader } from '@users-posts/db';
 import { canActFor, requireAuthenticated, type AuthenticatedPrincipal, type Principal } from '../auth/principal.js';
-import { findPage, type PageableModel, type PageResult } from '../collections/page.js';
+import { findPage, type PageResult, type PageSource } from '../collections/page.js';
 import type { CollectionQuery } from '../collections/query.js';
 import { AppError, type FieldError } from '../errors.js';
 import { parseId } from './ids.js';
@@ -40,35 +40,30 @@ function checkOrder(input: NewOrder): void {
   if (fields.length) throw new AppError('VALIDATION_FAILED', 'Validation failed', fields);
 }
 
-/**
- * Prisma's enum filters know no `gt`/`lt`, which keyset cursors sorted by `status` need: such a comparison is
- * rewritten as `in` the statuses after (or before) it in enum order. Everything else passes through unchanged.
- */
-function enumComparable(where: unknown): unknown {
-  if (Array.isArray(where)) return where.map(enumComparable);
-  // Only plain objects are walked: a Date (a cursor value) must reach Prisma untouched.
-  if (!where || typeof where !== 'object' || Object.getPrototypeOf(where) !== Object.prototype) return where;
-  return Object.fromEntries(
-    Object.entries(where).map(([key, value]) => {
-      if (key === 'status' && value && typeof value === 'object' && ('gt' in value || 'lt' in value)) {
-        const { gt, lt } = value as { gt?: OrderStatus; lt?: OrderStatus };
-        const pivot = ORDER_STATUSES.indexOf((gt ?? lt)!);
-        return [key, { in: gt !== undefined ? ORDER_STATUSES.slice(pivot + 1) : ORDER_STATUSES.slice(0, Math.max(pivot, 0)) }];
-      }
-      return [key, enumComparable(value)];
-    }),
-  );
-}
+/** Every column of `orders` under the model's field names (see USER_COLUMNS). */
+export const ORDER_COLUMNS =
+  'id, user_id AS "userId", product, quantity, total_cents AS "totalCents", status, created_at AS "createdAt"';
+
+/** The orders collection for the pager (`status` compares in enum order, as PostgreSQL sorts it). */
+const ORDERS_PAGE: PageSource<OrderSortField | 'userId' | 'product'> = {
+  collection: 'orders',
+  table: 'orders',
+  columns: ORDER_COLUMNS,
+  fields: {
+    id: { column: 'id', kind: 'id' },
+    createdAt: { column: 'created_at', kind: 'date', cast: 'timestamp(3)' },
+    totalCents: { column: 'total_cents', kind: 'integer' },
+    status: { column: 'status', kind: ORDER_STATUSES, cast: '"OrderStatus"' },
+    userId: { column: 'user_id', kind: 'integer' },
+    product: { column: 'product', kind: 'string' },
+  },
+};
 
 export class OrdersService {
-  private readonly pageable: PageableModel<Order>;
-
-  constructor(private readonly prisma: PrismaClient) {
-    this.pageable = {
-      findMany: (args) => prisma.order.findMany({ ...args, where: enumComparable((args as { where?: object }).where) } as Prisma.OrderFindManyArgs),
-      count: (args) => prisma.order.count(args as Prisma.OrderCountArgs),
-    };
-  }
+  constructor(
+    private readonly prisma: PrismaClient,
+    private readonly sql: SqlReader,
+  ) {}
 
   /**
    * The caller may act on user `userId`'s orders: that user or an ADMIN, else 403 (whether or not the user exists);
@@ -95,9 +90,7 @@ export class OrdersService {
   /** One page of a user's orders (filter by status, search over product). */
   async page(principal: Principal, userId: string | number, query: CollectionQuery<OrderSortField>, filter: OrderFilter = {}): Promise<PageResult<Order>> {
     const owner = await this.authorize(principal, userId);
-    const where: Prisma.OrderWhereInput = { userId: owner.userId, status: filter.status };
-    if (query.search) where.product = { contains: query.search, mode: 'insensitive' };
-    return findPage(this.pageable, query, { collection: 'orders', where, dates: ['createdAt'], integers: ['totalCents'], enums: { status: ORDER_STATUSES } });
+    return findPage(this.sql, ORDERS_PAGE, query, { equal: { userId: owner.userId, status: filter.status }, searchIn: ['product'] });
   }
 
   async get(principal: Principal, userId: string | number, orderId: string | number): Promise<Order> {

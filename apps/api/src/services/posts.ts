@@ -1,8 +1,8 @@
 // The posts domain: reads and writes of posts, shared by the REST and GraphQL doors; creation emits postCreated.
-import type { Post, Prisma, PrismaClient, SqlReader } from '@users-posts/db';
+import type { Post, PrismaClient, SqlReader } from '@users-posts/db';
 import { canActFor, requireAuthenticated, type Principal } from '../auth/principal.js';
 import { decodeCursor, encodeCursor } from '../collections/cursor.js';
-import { findPage, type PageResult } from '../collections/page.js';
+import { findPage, type PageResult, type PageSource } from '../collections/page.js';
 import type { CollectionQuery } from '../collections/query.js';
 import { AppError } from '../errors.js';
 import type { EventBus } from './events.js';
@@ -48,6 +48,20 @@ const postCursor = (post: Post) => encodeCursor(CONNECTION_SCOPE, post.id, post.
 /** Every column of `posts` under the model's field names, for the hot reads through the SQL reader (see USER_COLUMNS). */
 export const POST_COLUMNS = 'id, title, content, author_id AS "authorId", created_at AS "createdAt", updated_at AS "updatedAt"';
 
+/** The posts collection for the pager: its sortable, filterable and searchable fields as columns. */
+const POSTS_PAGE: PageSource<PostSortField | 'authorId' | 'content'> = {
+  collection: 'posts',
+  table: 'posts',
+  columns: POST_COLUMNS,
+  fields: {
+    id: { column: 'id', kind: 'id' },
+    title: { column: 'title', kind: 'string' },
+    content: { column: 'content', kind: 'string' },
+    authorId: { column: 'author_id', kind: 'integer' },
+    createdAt: { column: 'created_at', kind: 'date', cast: 'timestamp(3)' },
+  },
+};
+
 export class PostsService {
   constructor(
     private readonly prisma: PrismaClient,
@@ -62,14 +76,7 @@ export class PostsService {
 
   /** One page of posts by the collection conventions (filter by author, search over title and content). */
   pageOf(query: CollectionQuery<PostSortField>, filter: { authorId?: number | undefined } = {}): Promise<PageResult<Post>> {
-    const where: Prisma.PostWhereInput = { authorId: filter.authorId };
-    if (query.search) {
-      where.OR = [
-        { title: { contains: query.search, mode: 'insensitive' } },
-        { content: { contains: query.search, mode: 'insensitive' } },
-      ];
-    }
-    return findPage(this.prisma.post, query, { collection: 'posts', where, dates: ['createdAt'] });
+    return findPage(this.sql, POSTS_PAGE, query, { equal: { authorId: filter.authorId }, searchIn: ['title', 'content'] });
   }
 
   async get(id: string | number): Promise<Post | null> {

@@ -1,6 +1,6 @@
 // The users domain: reads and writes of users, shared by the REST and GraphQL doors.
 import type { Prisma, PrismaClient, Role, SqlReader, User } from '@users-posts/db';
-import { findPage, type PageResult } from '../collections/page.js';
+import { findPage, type PageResult, type PageSource } from '../collections/page.js';
 import type { CollectionQuery } from '../collections/query.js';
 import { hashPassword } from '../auth/passwords.js';
 import { canActFor, requireRole, type Principal } from '../auth/principal.js';
@@ -64,6 +64,21 @@ export const USER_COLUMNS =
   'id, name, email, age, role, password_hash AS "passwordHash", token_version AS "tokenVersion", ' +
   'email_verified_at AS "emailVerifiedAt", created_at AS "createdAt", updated_at AS "updatedAt"';
 
+/** The users collection for the pager: its sortable and filterable fields as columns. */
+const USERS_PAGE: PageSource<UserSortField | keyof UserFilter> = {
+  collection: 'users',
+  table: 'users',
+  columns: USER_COLUMNS,
+  fields: {
+    id: { column: 'id', kind: 'id' },
+    name: { column: 'name', kind: 'string' },
+    email: { column: 'email', kind: 'string' },
+    age: { column: 'age', kind: 'integer', nullable: true },
+    createdAt: { column: 'created_at', kind: 'date', cast: 'timestamp(3)' },
+    role: { column: 'role', kind: ['ADMIN', 'USER'], cast: '"Role"' },
+  },
+};
+
 export class UsersService {
   constructor(
     private readonly prisma: PrismaClient,
@@ -77,14 +92,7 @@ export class UsersService {
 
   /** One page of users by the collection conventions (filters by equality, search over name and email). */
   page(query: CollectionQuery<UserSortField>, filter: UserFilter = {}): Promise<PageResult<User>> {
-    const where: Prisma.UserWhereInput = { role: filter.role, age: filter.age };
-    if (query.search) {
-      where.OR = [
-        { name: { contains: query.search, mode: 'insensitive' } },
-        { email: { contains: query.search, mode: 'insensitive' } },
-      ];
-    }
-    return findPage(this.prisma.user, query, { collection: 'users', where, nullable: ['age'], dates: ['createdAt'], integers: ['age'] });
+    return findPage(this.sql, USERS_PAGE, query, { equal: { role: filter.role, age: filter.age }, searchIn: ['name', 'email'] });
   }
 
   /** The user with this external id, or null. */
