@@ -53,13 +53,22 @@ export function encodeCursor(scope: CursorScope, value: CursorValue, id: number)
   return Buffer.from(JSON.stringify(payload)).toString('base64url');
 }
 
+/**
+ * A real instant: Date.parse takes 2024-02-30 and 24:00:00 and rolls them over (to 1 March, the next day), which
+ * PostgreSQL refuses; such a value must not reach a query. The date and time must read back unchanged.
+ */
+function isCalendarInstant(value: string): boolean {
+  const time = Date.parse(value);
+  return !Number.isNaN(time) && new Date(time).toISOString().slice(0, 19) === value.slice(0, 19);
+}
+
 function valueFits(value: unknown, kind: CursorKind, nullable: boolean): boolean {
   if (value === null) return nullable;
   if (kind === 'id') return true; // the id sort reads only `id`
   if (kind === 'integer') return Number.isSafeInteger(value) && Math.abs(value as number) <= MAX_ID;
   if (typeof value !== 'string' || value.length > MAX_STRING || !isStorableText(value)) return false;
   // Only the ISO-8601 form the cursor was issued with, years 0001–9999: PostgreSQL has no year -100000 (a 500 otherwise).
-  if (kind === 'date') return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/.test(value) && !value.startsWith('0000') && !Number.isNaN(Date.parse(value));
+  if (kind === 'date') return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/.test(value) && !value.startsWith('0000') && isCalendarInstant(value);
   if (kind === 'string') return true;
   return kind.includes(value);
 }

@@ -97,7 +97,8 @@ function after(where: Conditions, field: PageField, direction: SortDirection, va
   const idAfter = `id ${beyond} ${where.param(id)}`;
   if (field.column === 'id') return idAfter;
   if (value === null) return `(${field.column} IS NULL AND ${idAfter})`;
-  const at = where.param(value instanceof Date ? value.toISOString() : value, field);
+  // A date goes as the millisecond instant the cursor was issued from (timestamp(3) would round extra digits up).
+  const at = where.param(value instanceof Date || field.kind === 'date' ? new Date(value).toISOString() : value, field);
   const later = `${field.column} ${beyond} ${at} OR (${field.column} = ${at} AND ${idAfter})`;
   return `(${later}${field.nullable ? ` OR ${field.column} IS NULL` : ''})`;
 }

@@ -100,6 +100,10 @@ describe('wrong-typed and forged cursors', () => {
       forged('createdAt', '-100000-01-01T00:00:00.000Z'), // Date.parse takes it; PostgreSQL has no such year
       forged('createdAt', '+275760-09-13T00:00:00.000Z'),
       forged('createdAt', '0000-01-01T00:00:00.000Z'),
+      forged('createdAt', '2024-02-30T00:00:00Z'), // Date.parse rolls it to 1 March; PostgreSQL refuses it (was a 500)
+      forged('createdAt', '2023-02-29T00:00:00.000Z'),
+      forged('createdAt', '2024-04-31T12:00:00Z'),
+      forged('createdAt', '2024-01-01T24:00:00Z'),
       forged('age', 'abc'),
       forged('age', 1e300),
       forged('age', [1]),
