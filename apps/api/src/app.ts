@@ -19,6 +19,7 @@ import restPlugin from './plugins/rest.js';
 import securityHeadersPlugin from './plugins/security-headers.js';
 import sharedStatePlugin from './plugins/shared-state.js';
 import versioningPlugin, { rewriteUrl } from './plugins/versioning.js';
+import { lazySerializerFactory } from './rest/serializer-compiler.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -90,6 +91,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
     clientErrorHandler,
     // `/api/...` without a version in the path reaches the `/api/v1` routes (plugins/versioning.ts).
     rewriteUrl,
+    schemaController: { compilersFactory: { buildSerializer: lazySerializerFactory } },
   });
   // Connection cap (a flood of idle sockets): further connections are closed by Node at once.
   app.server.maxConnections = config.http.maxConnections;

@@ -48,9 +48,13 @@ export function startupFailureLine(error: unknown, env: NodeJS.ProcessEnv = proc
   return firstLine(message) || String(code ?? 'unknown error');
 }
 
-/** What the driver said: the Prisma client wraps it (meta.driverAdapterError) under a generic first line. */
+/**
+ * What the driver said: the adapter's DriverAdapterError carries it as `cause` (the start's ping goes through the
+ * adapter), and the Prisma client wraps that error (meta.driverAdapterError) under a generic first line.
+ */
 function databaseReason(error: unknown): string {
-  const cause = (error as { meta?: { driverAdapterError?: { cause?: Record<string, unknown> } } } | null)?.meta?.driverAdapterError?.cause;
+  type Wrapped = { cause?: Record<string, unknown>; meta?: { driverAdapterError?: { cause?: Record<string, unknown> } } } | null;
+  const cause = (error as Wrapped)?.meta?.driverAdapterError?.cause ?? (error as Wrapped)?.cause;
   if (typeof cause?.originalMessage === 'string') return cause.originalMessage;
   if (cause?.kind === 'DatabaseNotReachable') return `nothing answers at ${String(cause.host)}:${String(cause.port)}`;
   if (typeof cause?.kind === 'string') return cause.kind;
