@@ -29,6 +29,11 @@ export interface Config {
    * sends every request through Yoga's handler (same answers, more CPU per request).
    */
   graphqlFastPath: boolean;
+  /**
+   * Queries run compiled (graphql-jit) once executed `afterExecutions` times, graphql-js answering every one that has an
+   * error (graphql/compiled-execution.ts); `GRAPHQL_COMPILED_EXECUTION=false` runs every operation on graphql-js.
+   */
+  graphqlCompiledExecution: { afterExecutions: number } | false;
   /** Internal error messages, stack traces and source paths in answers: only when `NODE_ENV=development` is set explicitly. */
   exposeErrors: boolean;
   /** The default rate-limit bucket (SPEC §4): `max` requests per `windowMs` per client (user id, else IP). */
@@ -114,6 +119,8 @@ const schema = {
     GRAPHQL_MAX_NODES: { type: 'integer', minimum: 1, default: 50_000 },
     GRAPHQL_MAX_EXECUTION_MS: { type: 'integer', minimum: 1, default: 10_000 },
     GRAPHQL_FAST_PATH: { type: 'boolean', default: true },
+    GRAPHQL_COMPILED_EXECUTION: { type: 'boolean', default: true },
+    GRAPHQL_COMPILE_AFTER: { type: 'integer', minimum: 1, default: 2 },
     REFRESH_RATE_LIMIT_MAX: { type: 'integer', minimum: 1, default: 60 },
     ADMIN_EMAIL: { type: 'string', pattern: '^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$', maxLength: 254 },
     ADMIN_PASSWORD: { type: 'string', minLength: 8, maxLength: 128 },
@@ -161,6 +168,8 @@ interface RawEnv {
   GRAPHQL_MAX_NODES: number;
   GRAPHQL_MAX_EXECUTION_MS: number;
   GRAPHQL_FAST_PATH: boolean;
+  GRAPHQL_COMPILED_EXECUTION: boolean;
+  GRAPHQL_COMPILE_AFTER: number;
   REFRESH_RATE_LIMIT_MAX: number;
   ADMIN_EMAIL?: string;
   ADMIN_PASSWORD?: string;
@@ -180,6 +189,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     nodeEnv: raw.NODE_ENV ?? 'development',
     exposeErrors: raw.NODE_ENV === 'development',
     graphqlFastPath: raw.GRAPHQL_FAST_PATH,
+    graphqlCompiledExecution: raw.GRAPHQL_COMPILED_EXECUTION && { afterExecutions: raw.GRAPHQL_COMPILE_AFTER },
     host: raw.HOST,
     port: raw.PORT,
     logLevel: raw.LOG_LEVEL,

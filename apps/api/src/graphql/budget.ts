@@ -178,6 +178,24 @@ function budgetOf(context: unknown, rootValue: unknown): Budget | undefined {
 }
 
 /**
+ * Where the budget of an operation stands before a run that may be discarded (compiled-execution.ts): `rewind()` gives
+ * back the nodes charged since, so the run that replaces it is charged as if it were the only one, and says whether a
+ * run may still follow (false once the request is over its budget: its answer is that error, nothing is re-run).
+ */
+export function budgetCheckpoint(context: unknown): { rewind: () => boolean } {
+  const budget = budgetOf(context, undefined);
+  if (!budget) return { rewind: () => true };
+  const nodesLeft = budget.nodesLeft;
+  return {
+    rewind: () => {
+      if (budget.exceeded) return false;
+      budget.nodesLeft = nodesLeft;
+      return true;
+    },
+  };
+}
+
+/**
  * What a resolver returns once its request was stopped: the answer is already given, so this branch is left
  * unsettled (a fresh promise each time, so nothing keeps the abandoned execution reachable).
  */

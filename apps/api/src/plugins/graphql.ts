@@ -2,6 +2,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { createGraphQLError, createYoga, type Plugin } from 'graphql-yoga';
+import { compiledExecutionPlugin } from '../graphql/compiled-execution.js';
 import { createGraphQLContext } from '../graphql/context.js';
 import { maskError } from '../graphql/errors.js';
 import { graphqlFastPath } from '../graphql/http-fast-path.js';
@@ -55,7 +56,14 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
     // GraphiQL's scripts and styles bundled in the page by the product, not loaded from a CDN (quiet by default).
     // Imported on the first GraphiQL page: the module is ~9 MB of inlined assets, a third of start-up parse and memory.
     renderGraphiQL: async (options) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
-    plugins: [...limitPlugins(app.config.graphqlLimits), httpSubscriptionCaps(caps), streams.plugin, app.metrics.subscriptionsPlugin],
+    plugins: [
+      // Before the work limit (limits.ts), whose execute wraps the compiled one: a compiled run is metered and stopped alike.
+      ...(app.config.graphqlCompiledExecution ? [compiledExecutionPlugin({ ...app.config.graphqlCompiledExecution, onAnswered: app.metrics.countCompiledExecution })] : []),
+      ...limitPlugins(app.config.graphqlLimits),
+      httpSubscriptionCaps(caps),
+      streams.plugin,
+      app.metrics.subscriptionsPlugin,
+    ],
     // CORS is @fastify/cors' (CORS_ORIGINS), as on every route; Yoga's own would reflect any origin.
     cors: false,
     batching: { limit: app.config.graphqlLimits.maxBatch },

@@ -21,6 +21,8 @@ export interface Metrics {
   registry: Registry;
   /** A Yoga (envelop) plugin counting open subscription streams in `graphql_active_subscriptions`. */
   subscriptionsPlugin: Plugin;
+  /** Counts a query run compiled (graphql/compiled-execution.ts), by which executor's answer was sent. */
+  countCompiledExecution: (answeredBy: 'compiled' | 'graphql-js') => void;
 }
 
 /** How long a scrape waits for the database ping behind `db_up`. */
@@ -102,6 +104,12 @@ async function metricsPlugin(app: FastifyInstance): Promise<void> {
     help: 'GraphQL subscriptions open now (WebSocket and Server-Sent Events).',
     registers: [registry],
   });
+  const compiledExecutions = new Counter({
+    name: 'graphql_compiled_executions_total',
+    help: 'GraphQL queries run compiled (graphql-jit), by the executor whose answer was sent: compiled, or graphql-js when the compiled answer had an error.',
+    labelNames: ['answered_by'] as const,
+    registers: [registry],
+  });
   const db = app.db;
   new Gauge({
     name: 'db_up',
@@ -178,6 +186,7 @@ async function metricsPlugin(app: FastifyInstance): Promise<void> {
         },
       }),
     },
+    countCompiledExecution: (answeredBy) => compiledExecutions.inc({ answered_by: answeredBy }),
   } satisfies Metrics);
 
   serveMetrics(app, registry);

@@ -24,6 +24,9 @@ export function testConfig({ rateLimits, ...overrides }: TestConfigOverrides = {
     graphqlLimits: DEFAULT_GRAPHQL_LIMITS,
     // As in production; TEST_GRAPHQL_FAST_PATH=false runs a suite with every request through Yoga's handler instead.
     graphqlFastPath: process.env.TEST_GRAPHQL_FAST_PATH !== 'false',
+    // Compiled from a document's first execution, so every suite's queries take the compiled path;
+    // TEST_GRAPHQL_COMPILED_EXECUTION=false runs a suite on graphql-js alone.
+    graphqlCompiledExecution: process.env.TEST_GRAPHQL_COMPILED_EXECUTION === 'false' ? false : { afterExecutions: 1 },
     defaultRateLimit: { max: 1000, windowMs: 60_000 },
     rateLimits: {
       loginMax: 10,
