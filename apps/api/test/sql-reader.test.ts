@@ -62,6 +62,11 @@ describe('hot reads through the SQL reader', () => {
       [],
       expected.filter((post) => post.authorId === ids[0]),
     ]);
+    // Only the fields asked for (GraphQL's selection), with id and authorId always.
+    const titles = await app.services.posts.listByAuthors([ids[0]!, ids[1]!], ['title']);
+    expect(titles).toStrictEqual([ids[0], ids[1]].map((id) => expected.filter((post) => post.authorId === id).map(({ id, authorId, title }) => ({ id, title, authorId }))));
+    const dated = await app.services.posts.listByAuthors([ids[1]!], ['createdAt', 'content']);
+    expect(dated).toStrictEqual([expected.filter((post) => post.authorId === ids[1]).map(({ id, authorId, createdAt, content }) => ({ id, authorId, content, createdAt }))]);
     expect(await app.services.posts.list({ limit: 2, offset: 2 })).toStrictEqual(expected.slice(2, 4));
   });
 

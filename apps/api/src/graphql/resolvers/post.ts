@@ -1,14 +1,20 @@
-// Post field resolvers: the author through a DataLoader, timestamps as ISO-8601.
+// Post field resolvers: the author through a DataLoader (at once when already read), timestamps as ISO-8601.
+import type { User } from '@users-posts/db';
 import type { PostResolvers } from '@users-posts/contracts';
 import { AppError } from '../../errors.js';
 import type { GraphQLContext } from '../context.js';
+import { userById } from '../loaders.js';
+
+/** The foreign key cascades, so a post without its author is a broken invariant, not user error. */
+function present(author: User | null, post: { id: number; authorId: number }): User {
+  if (!author) throw new AppError('INTERNAL', `author ${post.authorId} of post ${post.id} is missing`);
+  return author;
+}
 
 export const Post: PostResolvers<GraphQLContext> = {
   createdAt: (post) => post.createdAt.toISOString(),
-  author: async (post, _args, { loaders }) => {
-    const author = await loaders.userById.load(post.authorId);
-    // The foreign key cascades, so a post without its author is a broken invariant, not user error.
-    if (!author) throw new AppError('INTERNAL', `author ${post.authorId} of post ${post.id} is missing`);
-    return author;
+  author: (post, _args, { loaders }) => {
+    const author = userById(loaders, post.authorId);
+    return author instanceof Promise ? author.then((found) => present(found, post)) : present(author, post);
   },
 };

@@ -3,13 +3,14 @@ import type { QueryResolvers } from '@users-posts/contracts';
 import { requireUser } from '../../auth/principal.js';
 import { AppError } from '../../errors.js';
 import { windowArgs } from '../arguments.js';
+import { rememberUsers } from '../loaders.js';
 import type { GraphQLContext } from '../context.js';
 
 export const Query: QueryResolvers<GraphQLContext> = {
   users: async (_root, args, { services, loaders }) => {
     const users = await services.users.list(windowArgs(args));
     // The authors a nested `posts { author }` asks for are mostly these users: known now, not read again.
-    for (const user of users) loaders.userById.prime(user.id, user);
+    rememberUsers(loaders, users);
     return users;
   },
   user: (_root, { id }, { services }) => services.users.get(id),
