@@ -3,22 +3,35 @@
 // Why: for a nested read the executor was the largest cost of the request (graphql-js completes each field through
 // generic code and promise helpers, and its result objects are null-prototype dictionaries that JSON.stringify walks
 // slowly); graphql-jit compiles an operation to one function per document, ~7× faster on `users → posts → author`.
-// graphql-jit differs from graphql-js on error paths (null propagation, error shapes and paths) and on variables
-// (a variable left out of an input object becomes an explicit null: graphql-jit#230). So a compiled run is used only
-// where the two cannot differ:
-// - queries only (a mutation runs once and in order; a subscription is an event stream): the rest goes to graphql-js;
-// - every variable the operation declares is given a value or has a default, and graphql-js coerces them all;
-// - the answer has no error at all: otherwise it is discarded and the query is run again by graphql-js, whose answer
-//   is sent (queries read, so a second run changes nothing; the work budget is rewound to where the first run began,
-//   so the second run is charged as if it were the only one, and a request already over its budget is not re-run).
-// A document is compiled on its `afterExecutions`-th execution (compiling costs about as much as running a large
-// query once; most documents of a client repeat, a one-off document never pays it), and the compiled function is kept
-// with the parsed document, which Yoga's parse cache keeps for as long as the text is in use.
 //
-// Written by hand: @envelop/graphql-jit compiles and runs the compiled function, but has no reference fallback.
-import { getOperationAST, getVariableValues, type DocumentNode, type ExecutionArgs, type OperationDefinitionNode } from 'graphql';
+// graphql-jit generates JavaScript source from the document, and differs from graphql-js in places. So a document is
+// compiled only when it is of the plain shape where the two cannot differ and the source cannot carry anything of the
+// client's (`isCompilable`, checked once per document; an attacker's review found each of these):
+// - one operation, a query (a mutation runs once and in order; a subscription is an event stream);
+// - no string literal anywhere: graphql-jit writes literal arguments into its source and turns a string of its own
+//   marker form into code (`"__MAGIC_DATE__…(x)"` becomes `new Date(x)`: remote code execution); strings come as
+//   variables, which reach the compiled function as values;
+// - no directive (graphql-jit's @skip/@include answer differently on merged fields and write onto the shared AST),
+//   no introspection field and no response key starting with `__` (`__proto__` as an alias is dropped);
+// - at most MAX_COMPILED_FIELDS fields with every fragment spread expanded (graphql-jit inlines each spread: a chain of
+//   fragments that costs nothing to execute can take seconds and hundreds of megabytes to compile).
+// And at run time:
+// - only on the single-operation HTTP path (http-fast-path.ts marks its context): a batch shares one work budget,
+//   which a re-run could not rewind for its own charges alone;
+// - every variable the operation declares is given a value or has a default, and graphql-js coerces them all (a
+//   variable left out of an input object becomes an explicit null in graphql-jit: graphql-jit#230);
+// - the answer has no error at all: otherwise (or when the compiled function throws) it is discarded and the query is
+//   run again by graphql-js, whose answer is sent (queries read, so a second run changes nothing; the work budget is
+//   rewound to where the first run began, and a request already over its budget is not re-run).
+// A document is compiled on its `afterExecutions`-th execution (compiling costs about as much as running a large query
+// once; a one-off document never pays it), on a private copy of its AST, and at most MAX_COMPILED_DOCUMENTS compiled
+// functions are kept (least recently used out).
+//
+// Written by hand: @envelop/graphql-jit compiles and runs the compiled function, but has none of these guards.
+import { getOperationAST, getVariableValues, Kind, type DocumentNode, type ExecutionArgs, type FragmentDefinitionNode, type OperationDefinitionNode, type SelectionSetNode, type ValueNode } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import type { Plugin } from 'graphql-yoga';
+import { LRUCache } from 'lru-cache';
 import { budgetCheckpoint } from './budget.js';
 
 export interface CompiledExecutionOptions {
@@ -28,16 +41,62 @@ export interface CompiledExecutionOptions {
   onAnswered?: (answeredBy: 'compiled' | 'graphql-js') => void;
 }
 
-/** Per operation of a document: executions so far, then its compiled form (null when it could not be compiled). */
-interface OperationState {
-  executions: number;
-  compiled?: CompiledQuery | null;
+/** Fields of a compiled operation, every fragment spread expanded (the nested bench query has 7). */
+export const MAX_COMPILED_FIELDS = 500;
+/** Compiled functions kept at once. */
+export const MAX_COMPILED_DOCUMENTS = 200;
+
+/** Set on the context by the single-operation HTTP path: the only place a compiled run is used. */
+export const COMPILABLE_REQUEST = Symbol('a single-operation HTTP request');
+
+/** A literal graphql-jit may write into its source: numbers, booleans, null and enum names (GraphQL Names), or a variable. */
+function isSafeValue(value: ValueNode): boolean {
+  switch (value.kind) {
+    case Kind.VARIABLE:
+    case Kind.INT:
+    case Kind.FLOAT:
+    case Kind.BOOLEAN:
+    case Kind.NULL:
+    case Kind.ENUM:
+      return true;
+    case Kind.LIST:
+      return value.values.every(isSafeValue);
+    case Kind.OBJECT:
+      return value.fields.every((field) => isSafeValue(field.value));
+    default:
+      return false; // a string (or any kind added later)
+  }
 }
 
-type ExecuteFn = (args: ExecutionArgs) => unknown;
-
-const isPromise = (value: unknown): value is Promise<unknown> => typeof (value as Promise<unknown> | null)?.then === 'function';
-const hasErrors = (result: unknown) => ((result as { errors?: readonly unknown[] } | null)?.errors?.length ?? 0) > 0;
+/** The document's one query, when it is of the shape compiled (see the header); undefined otherwise. */
+export function compilableQuery(document: DocumentNode): OperationDefinitionNode | undefined {
+  const operations = document.definitions.filter((definition) => definition.kind === Kind.OPERATION_DEFINITION);
+  const operation = operations.length === 1 ? operations[0]! : undefined;
+  if (operation?.operation !== 'query' || operation.directives?.length) return undefined;
+  for (const variable of operation.variableDefinitions ?? []) {
+    if (variable.directives?.length || (variable.defaultValue && !isSafeValue(variable.defaultValue))) return undefined;
+  }
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const definition of document.definitions) {
+    if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
+  }
+  let fields = 0;
+  const plain = (selectionSet: SelectionSetNode): boolean =>
+    selectionSet.selections.every((selection) => {
+      if (selection.directives?.length) return false;
+      if (selection.kind === Kind.INLINE_FRAGMENT) return plain(selection.selectionSet);
+      if (selection.kind === Kind.FRAGMENT_SPREAD) {
+        const fragment = fragments.get(selection.name.value);
+        return fragment !== undefined && !fragment.directives?.length && plain(fragment.selectionSet);
+      }
+      const name = selection.name.value;
+      if ((name.startsWith('__') && name !== '__typename') || selection.alias?.value.startsWith('__')) return false;
+      if (++fields > MAX_COMPILED_FIELDS) return false;
+      if (!(selection.arguments ?? []).every((argument) => isSafeValue(argument.value))) return false;
+      return selection.selectionSet ? plain(selection.selectionSet) : true;
+    });
+  return plain(operation.selectionSet) ? operation : undefined;
+}
 
 /** True when every declared variable is given (or defaulted) and graphql-js coerces them: jit and graphql-js then see the same arguments. */
 function variablesAgree(args: ExecutionArgs, operation: OperationDefinitionNode): boolean {
@@ -50,42 +109,60 @@ function variablesAgree(args: ExecutionArgs, operation: OperationDefinitionNode)
   return !getVariableValues(args.schema, definitions, given, { maxErrors: 1 }).errors;
 }
 
-export function compiledExecutionPlugin(options: CompiledExecutionOptions): Plugin {
-  const states = new WeakMap<DocumentNode, Map<string, OperationState>>();
+/** The document without locations, as a private copy: graphql-jit annotates the nodes it compiles. */
+const privateCopy = (document: DocumentNode): DocumentNode => JSON.parse(JSON.stringify(document, (key, value: unknown) => (key === 'loc' ? undefined : value)));
 
-  const stateOf = (document: DocumentNode, operationName: string | null | undefined): OperationState => {
-    let byName = states.get(document);
-    if (!byName) states.set(document, (byName = new Map()));
-    const key = operationName ?? '';
-    let state = byName.get(key);
-    if (!state) byName.set(key, (state = { executions: 0 }));
-    return state;
-  };
+/** Per document seen: its one compilable query (null when it has none), and its executions until compiled. */
+interface DocumentState {
+  query: OperationDefinitionNode | null;
+  executions: number;
+}
+
+type ExecuteFn = (args: ExecutionArgs) => unknown;
+
+const isPromise = (value: unknown): value is Promise<unknown> => typeof (value as Promise<unknown> | null)?.then === 'function';
+const hasErrors = (result: unknown) => ((result as { errors?: readonly unknown[] } | null)?.errors?.length ?? 0) > 0;
+
+export function compiledExecutionPlugin(options: CompiledExecutionOptions): Plugin {
+  const states = new WeakMap<DocumentNode, DocumentState>();
+  const compiledDocuments = new LRUCache<DocumentNode, CompiledQuery>({ max: MAX_COMPILED_DOCUMENTS });
 
   const compiledFor = (args: ExecutionArgs): CompiledQuery | undefined => {
-    const operation = getOperationAST(args.document, args.operationName);
-    if (operation?.operation !== 'query' || !variablesAgree(args, operation)) return undefined;
-    const state = stateOf(args.document, args.operationName);
-    if (state.compiled === undefined && ++state.executions >= options.afterExecutions) {
-      // Leaf serialization stays on (the same scalar checks as graphql-js); stack traces of discarded errors are not captured.
-      const compiled = compileQuery(args.schema, args.document, args.operationName ?? undefined, { disablingCapturingStackErrors: true });
-      state.compiled = isCompiledQuery(compiled) ? compiled : null;
+    if ((args.contextValue as Record<symbol, unknown> | null)?.[COMPILABLE_REQUEST] !== true) return undefined;
+    let state = states.get(args.document);
+    if (!state) states.set(args.document, (state = { query: compilableQuery(args.document) ?? null, executions: 0 }));
+    const { query } = state;
+    if (!query || (args.operationName != null && args.operationName !== query.name?.value) || !variablesAgree(args, query)) return undefined;
+    const kept = compiledDocuments.get(args.document);
+    if (kept || ++state.executions < options.afterExecutions) return kept;
+    // Leaf serialization stays on (the same scalar checks as graphql-js); stack traces of discarded errors are not captured.
+    const compiled = compileQuery(args.schema, privateCopy(args.document), undefined, { disablingCapturingStackErrors: true });
+    if (!isCompiledQuery(compiled)) {
+      state.query = null; // graphql-jit refused it: graphql-js runs it from now on
+      return undefined;
     }
-    return state.compiled ?? undefined;
+    compiledDocuments.set(args.document, compiled);
+    return compiled;
   };
 
   const run = (compiled: CompiledQuery, reference: ExecuteFn, args: ExecutionArgs): unknown => {
     const checkpoint = budgetCheckpoint(args.contextValue);
+    const fallBack = () => {
+      options.onAnswered?.('graphql-js');
+      return reference(args);
+    };
     const settle = (result: unknown) => {
-      if (hasErrors(result) && checkpoint.rewind()) {
-        options.onAnswered?.('graphql-js');
-        return reference(args);
-      }
+      if (hasErrors(result) && checkpoint.rewind()) return fallBack();
       options.onAnswered?.('compiled');
       return result;
     };
-    const result = compiled.query(args.rootValue, args.contextValue, args.variableValues);
-    return isPromise(result) ? result.then(settle) : settle(result);
+    let result: unknown;
+    try {
+      result = compiled.query(args.rootValue, args.contextValue, args.variableValues);
+    } catch {
+      return checkpoint.rewind() ? fallBack() : { errors: [] }; // over budget: the work limit answers its own error
+    }
+    return isPromise(result) ? result.then(settle, () => (checkpoint.rewind() ? fallBack() : { errors: [] })) : settle(result);
   };
 
   return {

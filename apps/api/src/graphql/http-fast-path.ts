@@ -12,6 +12,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { getOperationAST, GraphQLError, type DocumentNode } from 'graphql';
 import { createGraphQLError, processRegularResult, type YogaServerInstance } from 'graphql-yoga';
+import { COMPILABLE_REQUEST } from './compiled-execution.js';
 
 const REGULAR_MEDIA_TYPES = ['application/graphql-response+json', 'application/json'] as const;
 type RegularMediaType = (typeof REGULAR_MEDIA_TYPES)[number];
@@ -63,6 +64,13 @@ function simpleParams(body: unknown): SimpleParams | undefined {
   return { query: body.query, variables: variables ?? undefined, operationName: operationName ?? undefined };
 }
 
+/** A result with data and neither errors nor extensions (anything else goes through Yoga's result processor). */
+function isPlainSuccess(result: unknown): result is { data: unknown } {
+  if (!isPlainObject(result) || !('data' in result) || 'extensions' in result || 'stringify' in result) return false;
+  const { errors } = result as { errors?: unknown };
+  return errors === undefined;
+}
+
 /** True when the request was answered; false when nothing ran and Yoga's handler must answer it. */
 export type FastPath = (req: FastifyRequest, reply: FastifyReply) => Promise<boolean>;
 
@@ -92,7 +100,9 @@ export function graphqlFastPath(
     }
     const operation = getOperationAST(document, params.operationName);
     if (!operation || operation.operation === 'subscription') return false;
-    const contextValue = await enveloped.contextFactory();
+    const contextValue: Record<PropertyKey, unknown> = await enveloped.contextFactory();
+    // One operation with the request's work budget to itself: the compiled executor may run it (compiled-execution.ts).
+    contextValue[COMPILABLE_REQUEST] = true;
     let result: unknown;
     try {
       result = await enveloped.execute({
@@ -109,6 +119,12 @@ export function graphqlFastPath(
       const masked = options.maskError(error);
       if (masked !== error) req.log.error({ err: error }, 'GraphQL execution failed');
       result = { errors: [isGraphQLError(masked) ? masked : createGraphQLError(masked.message, { originalError: masked })] };
+    }
+    if (isPlainSuccess(result)) {
+      // What processRegularResult answers for it (200, the media type with utf-8, the result as JSON), without a
+      // fetch-API Response to build and read back.
+      reply.status(200).header('content-type', `${mediaType}; charset=utf-8`).send(JSON.stringify(result));
+      return true;
     }
     const response = await processRegularResult(result as Parameters<typeof processRegularResult>[0], yoga.fetchAPI, mediaType);
     response.headers.forEach((value, key) => void reply.header(key, value));

@@ -2,12 +2,13 @@
 import cookie from '@fastify/cookie';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import rawBody from 'fastify-raw-body';
+import getRawBody from 'raw-body';
 import { authenticate } from '../auth/authenticate.js';
 import { systemClock, type Clock } from '../auth/clock.js';
 import { Identity, type IdentityStores } from '../auth/identity.js';
 import { registerJwt } from '../auth/jwt.js';
 import { anonymous, type Principal } from '../auth/principal.js';
+import { isSignedRequest } from '../auth/signature.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -15,6 +16,8 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     principal: Principal;
+    /** The body's bytes as sent, for a signed request only (the signature covers them). */
+    rawBody?: Buffer;
   }
 }
 
@@ -26,8 +29,18 @@ export interface AuthPluginOptions {
 async function authPlugin(app: FastifyInstance, opts: AuthPluginOptions): Promise<void> {
   const { secrets } = app.config;
   await app.register(cookie, { secret: secrets.session });
-  // Signed requests hash the body bytes exactly as sent.
-  await app.register(rawBody, { field: 'rawBody', global: true, encoding: false, runFirst: true });
+  // Signed requests hash the body bytes exactly as sent: read from the socket beside Fastify's own parser (as
+  // fastify-raw-body's runFirst mode does), for signed requests only. By hand: fastify-raw-body buffers a second copy
+  // of every body, signed or not, and has no per-request condition (the signature is in the query string).
+  app.addHook('preParsing', (request, _reply, payload, done) => {
+    if (request.method !== 'GET' && request.url.includes('?') && isSignedRequest(request.url)) {
+      // A body over the limit or cut short fails Fastify's own read too, which answers it; rawBody then stays unset.
+      getRawBody(request.raw, { length: null, limit: request.routeOptions.bodyLimit }, (error, body) => {
+        if (!error) request.rawBody = body;
+      });
+    }
+    done(null, payload);
+  });
   await registerJwt(app, secrets);
 
   const stores = opts.stores ?? app.sharedState.stores;
@@ -35,8 +48,9 @@ async function authPlugin(app: FastifyInstance, opts: AuthPluginOptions): Promis
   app.decorate('identity', identity);
 
   app.decorateRequest('principal', null as never); // set per request by the onRequest hook below
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', (request, _reply, done) => {
     request.principal = anonymous;
+    done();
   });
   // After body parsing (the signature covers the body), before contract validation (anonymous callers learn nothing).
   app.addHook('preValidation', async (request) => {

@@ -26,13 +26,12 @@ function trustedOrigin(request: FastifyRequest, origin: string, allowed: Set<str
 async function csrfPlugin(app: FastifyInstance): Promise<void> {
   const allowed = new Set(app.config.corsOrigins);
   // Registered after the auth plugin: its preValidation hook has resolved the principal by now.
-  app.addHook('preValidation', async (request) => {
-    if (SAFE_METHODS.has(request.method)) return;
+  app.addHook('preValidation', (request, _reply, done) => {
     const principal = request.principal;
-    if (principal.kind !== 'user' || principal.via !== 'session') return;
+    if (SAFE_METHODS.has(request.method) || principal.kind !== 'user' || principal.via !== 'session') return done();
     const origin = request.headers.origin;
     const foreign = origin !== undefined ? !trustedOrigin(request, origin, allowed) : request.headers['sec-fetch-site'] === 'cross-site';
-    if (foreign) throw new AppError('FORBIDDEN', 'Cross-site request with the session cookie refused: send it from this site or with a Bearer token');
+    done(foreign ? new AppError('FORBIDDEN', 'Cross-site request with the session cookie refused: send it from this site or with a Bearer token') : undefined);
   });
 }
 

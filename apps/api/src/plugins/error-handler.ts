@@ -120,9 +120,10 @@ async function errorHandlerPlugin(app: FastifyInstance): Promise<void> {
   // An answer sent before the request body was read to its end (415 for a media type no parser takes, a 401 from the
   // hooks, …) closes the connection: the unread bytes would otherwise sit in front of the next request on a keep-alive
   // connection, and that request would wait forever (found by the fuzz with a 2 MB body in no content type).
-  app.addHook('onSend', async (request, reply) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     if (!request.raw.complete) reply.header('connection', 'close');
     if (reply.statusCode === 401 && !reply.hasHeader('www-authenticate')) reply.header('www-authenticate', wwwAuthenticate(request.headers.authorization));
+    done(null, payload);
   });
 
   app.setNotFoundHandler((request, reply) =>

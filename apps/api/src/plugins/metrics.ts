@@ -167,7 +167,7 @@ async function metricsPlugin(app: FastifyInstance): Promise<void> {
     });
   }
 
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const labels = {
       method: request.method,
       route: request.routeOptions.url ?? UNMATCHED_ROUTE,
@@ -175,6 +175,7 @@ async function metricsPlugin(app: FastifyInstance): Promise<void> {
     };
     requests.inc(labels);
     duration.observe(labels, reply.elapsedTime / 1000);
+    done();
   });
 
   app.decorate('metrics', {

@@ -216,26 +216,36 @@ async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
     if (state.exceeded) throw tooMany(state);
   });
 
-  app.addHook('onSend', async (request: CountedRequest, reply) => {
+  // The headers of what preValidation counted, at once (callback form: no promise per request); a request answered
+  // before preValidation (404, a bad body) is counted here.
+  app.addHook('onSend', (request: CountedRequest, reply, payload, done) => {
+    const write = (states: BucketState[]) => writeHeaders(reply, mostRestrictive(states));
+    const warn = (error: unknown) => request.log.warn({ err: error }, 'rate-limit headers not written');
+    const counted = request[kStates];
+    if (!counted) return void count(request, false).then(write).catch(warn).finally(() => done(null, payload));
     try {
-      writeHeaders(reply, mostRestrictive(await count(request, false)));
+      write(counted);
     } catch (error) {
-      request.log.warn({ err: error }, 'rate-limit headers not written');
+      warn(error);
     }
+    done(null, payload);
   });
 
   // Failures-only buckets (per-account login) use up a unit once the answer is known to be that failure.
-  app.addHook('onResponse', async (request: CountedRequest, reply) => {
-    try {
-      for (const bucket of request.routeOptions.config?.rateBuckets ?? []) {
-        if (bucket.countOnlyStatus === undefined || reply.statusCode !== bucket.countOnlyStatus) continue;
-        await countOne(request, bucket);
-      }
-    } catch (error) {
-      request.log.warn({ err: error }, 'rate-limit failure not counted');
-    } finally {
+  app.addHook('onResponse', (request: CountedRequest, reply, done) => {
+    const failures = (request.routeOptions.config?.rateBuckets ?? []).filter((bucket) => bucket.countOnlyStatus !== undefined && reply.statusCode === bucket.countOnlyStatus);
+    if (failures.length === 0) {
       release(request);
+      return done();
     }
+    void (async () => {
+      for (const bucket of failures) await countOne(request, bucket);
+    })()
+      .catch((error: unknown) => request.log.warn({ err: error }, 'rate-limit failure not counted'))
+      .finally(() => {
+        release(request);
+        done();
+      });
   });
   app.addHook('onRequestAbort', async (request: CountedRequest) => release(request));
 

@@ -45,7 +45,7 @@ async function securityHeadersPlugin(app: FastifyInstance): Promise<void> {
   // every response, errors and 404s included), with one middleware built at start instead of one per request.
   const applyHelmet = helmet(HELMET_OPTIONS);
   app.addHook('onRequest', (request, reply, done) => applyHelmet(request.raw, reply.raw, done));
-  app.addHook('onSend', async (request, reply, payload) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     const type = reply.getHeader('content-type');
     if (request.routeOptions.url === '/graphql' && typeof type === 'string' && type.startsWith('text/html')) {
       reply.header('content-security-policy', GRAPHIQL_CSP);
@@ -55,7 +55,7 @@ async function securityHeadersPlugin(app: FastifyInstance): Promise<void> {
     // So is an answer that hands out credentials (tokens of /login and /auth/refresh, a session cookie).
     const authenticated = request.principal !== undefined && request.principal !== null && request.principal.kind !== 'anonymous';
     if (authenticated || CREDENTIAL_ROUTES.has(request.routeOptions.url ?? '') || reply.hasHeader('set-cookie')) reply.header('cache-control', 'no-store');
-    return payload;
+    done(null, payload);
   });
 
   const origins = app.config.corsOrigins;

@@ -62,10 +62,7 @@ export function rewriteUrl(req: IncomingMessage): string {
 }
 
 async function versioningPlugin(app: FastifyInstance): Promise<void> {
-  app.addHook('onRequest', async (request) => {
-    const error = (request.raw as VersionedRequest)[kVersionError];
-    if (error) throw error;
-  });
+  app.addHook('onRequest', (request, _reply, done) => done((request.raw as VersionedRequest)[kVersionError]));
 }
 
 export default fp(versioningPlugin, { name: 'versioning', dependencies: ['error-handler'] });
