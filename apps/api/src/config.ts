@@ -33,7 +33,7 @@ export interface Config {
    * Queries run compiled (graphql-jit) once executed `afterExecutions` times, graphql-js answering every one that has an
    * error (graphql/compiled-execution.ts); `GRAPHQL_COMPILED_EXECUTION=false` runs every operation on graphql-js.
    */
-  graphqlCompiledExecution: { afterExecutions: number } | false;
+  graphqlCompiledExecution: { afterExecutions: number; compileBurst?: number; compilesPerSecond?: number } | false;
   /** Internal error messages, stack traces and source paths in answers: only when `NODE_ENV=development` is set explicitly. */
   exposeErrors: boolean;
   /** The default rate-limit bucket (SPEC §4): `max` requests per `windowMs` per client (user id, else IP). */

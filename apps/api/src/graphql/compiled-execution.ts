@@ -12,7 +12,10 @@
 //   marker form into code (`"__MAGIC_DATE__…(x)"` becomes `new Date(x)`: remote code execution); strings come as
 //   variables, which reach the compiled function as values;
 // - no directive (graphql-jit's @skip/@include answer differently on merged fields and write onto the shared AST),
-//   no introspection field and no response key starting with `__` (`__proto__` as an alias is dropped);
+//   no introspection field, no response key starting with `__` (`__proto__` as an alias is dropped) and none that
+//   contains `_` or reads `idx<n>` (graphql-jit names each field's arguments and resolve info by its response path
+//   joined with `_`, list items as `idx<n>`: `posts_idx0_users` as an alias would share them with `users { posts }`),
+//   no enum literal starting with `__` (graphql-jit's markers);
 // - at most MAX_COMPILED_FIELDS fields with every fragment spread expanded (graphql-jit inlines each spread: a chain of
 //   fragments that costs nothing to execute can take seconds and hundreds of megabytes to compile).
 // And at run time:
@@ -24,27 +27,38 @@
 //   run again by graphql-js, whose answer is sent (queries read, so a second run changes nothing; the work budget is
 //   rewound to where the first run began, and a request already over its budget is not re-run).
 // A document is compiled on its `afterExecutions`-th execution (compiling costs about as much as running a large query
-// once; a one-off document never pays it), on a private copy of its AST, and at most MAX_COMPILED_DOCUMENTS compiled
-// functions are kept (least recently used out).
+// once; a one-off document never pays it), on a private copy of its AST, within a process-wide budget of compilations
+// per second (a client sending ever new documents gets graphql-js, not a compiler at its command), and compiled
+// functions of at most MAX_KEPT_FIELDS fields in all are kept (least recently used out). V8 keeps the source of every
+// `new Function` in its compilation cache for good (measured: 65 MB kept for 300 functions after full collections),
+// so that cache is turned off for the process while compiled execution is on; it serves only code compiled twice
+// from the same source, which a server does not do.
 //
 // Written by hand: @envelop/graphql-jit compiles and runs the compiled function, but has none of these guards.
 import { getOperationAST, getVariableValues, Kind, type DocumentNode, type ExecutionArgs, type FragmentDefinitionNode, type OperationDefinitionNode, type SelectionSetNode, type ValueNode } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import type { Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
+import v8 from 'node:v8';
 import { budgetCheckpoint } from './budget.js';
 
 export interface CompiledExecutionOptions {
   /** A document is compiled when it is executed for this many times (1: at once). */
   afterExecutions: number;
+  /** The process's compilations: at most `compileBurst` at once, then `compilesPerSecond` (defaults: COMPILE_BURST, COMPILES_PER_SECOND). */
+  compileBurst?: number;
+  compilesPerSecond?: number;
   /** Told which executor's answer was sent for each compiled run (the metrics). */
   onAnswered?: (answeredBy: 'compiled' | 'graphql-js') => void;
 }
 
 /** Fields of a compiled operation, every fragment spread expanded (the nested bench query has 7). */
-export const MAX_COMPILED_FIELDS = 500;
-/** Compiled functions kept at once. */
-export const MAX_COMPILED_DOCUMENTS = 200;
+export const MAX_COMPILED_FIELDS = 200;
+/** Fields of all compiled functions kept (graphql-jit generates ~1.2 KB of source per field). */
+export const MAX_KEPT_FIELDS = 5_000;
+/** Compilations the process allows: a burst, then a steady rate per second. */
+export const COMPILE_BURST = 20;
+export const COMPILES_PER_SECOND = 10;
 
 /** Set on the context by the single-operation HTTP path: the only place a compiled run is used. */
 export const COMPILABLE_REQUEST = Symbol('a single-operation HTTP request');
@@ -57,8 +71,9 @@ function isSafeValue(value: ValueNode): boolean {
     case Kind.FLOAT:
     case Kind.BOOLEAN:
     case Kind.NULL:
-    case Kind.ENUM:
       return true;
+    case Kind.ENUM:
+      return !value.value.startsWith('__');
     case Kind.LIST:
       return value.values.every(isSafeValue);
     case Kind.OBJECT:
@@ -68,8 +83,11 @@ function isSafeValue(value: ValueNode): boolean {
   }
 }
 
-/** The document's one query, when it is of the shape compiled (see the header); undefined otherwise. */
-export function compilableQuery(document: DocumentNode): OperationDefinitionNode | undefined {
+/** A response key graphql-jit's generated names keep apart: no `_` (its path separator), not a list-item key `idx<n>`. */
+const isDistinctKey = (key: string) => key === '__typename' || (!key.includes('_') && !/^idx\d+$/.test(key));
+
+/** The document's one query with its field count, when it is of the shape compiled (see the header); undefined otherwise. */
+export function compilableQuery(document: DocumentNode): { query: OperationDefinitionNode; fields: number } | undefined {
   const operations = document.definitions.filter((definition) => definition.kind === Kind.OPERATION_DEFINITION);
   const operation = operations.length === 1 ? operations[0]! : undefined;
   if (operation?.operation !== 'query' || operation.directives?.length) return undefined;
@@ -89,13 +107,12 @@ export function compilableQuery(document: DocumentNode): OperationDefinitionNode
         const fragment = fragments.get(selection.name.value);
         return fragment !== undefined && !fragment.directives?.length && plain(fragment.selectionSet);
       }
-      const name = selection.name.value;
-      if ((name.startsWith('__') && name !== '__typename') || selection.alias?.value.startsWith('__')) return false;
+      if (!isDistinctKey(selection.name.value) || (selection.alias && !isDistinctKey(selection.alias.value))) return false;
       if (++fields > MAX_COMPILED_FIELDS) return false;
       if (!(selection.arguments ?? []).every((argument) => isSafeValue(argument.value))) return false;
       return selection.selectionSet ? plain(selection.selectionSet) : true;
     });
-  return plain(operation.selectionSet) ? operation : undefined;
+  return plain(operation.selectionSet) ? { query: operation, fields } : undefined;
 }
 
 /** True when every declared variable is given (or defaulted) and graphql-js coerces them: jit and graphql-js then see the same arguments. */
@@ -104,7 +121,8 @@ function variablesAgree(args: ExecutionArgs, operation: OperationDefinitionNode)
   if (definitions.length === 0) return true;
   const given = (args.variableValues ?? {}) as Record<string, unknown>;
   for (const definition of definitions) {
-    if (given[definition.variable.name.value] === undefined && !definition.defaultValue) return false;
+    const name = definition.variable.name.value;
+    if ((!Object.hasOwn(given, name) || given[name] === undefined) && !definition.defaultValue) return false;
   }
   return !getVariableValues(args.schema, definitions, given, { maxErrors: 1 }).errors;
 }
@@ -112,10 +130,25 @@ function variablesAgree(args: ExecutionArgs, operation: OperationDefinitionNode)
 /** The document without locations, as a private copy: graphql-jit annotates the nodes it compiles. */
 const privateCopy = (document: DocumentNode): DocumentNode => JSON.parse(JSON.stringify(document, (key, value: unknown) => (key === 'loc' ? undefined : value)));
 
-/** Per document seen: its one compilable query (null when it has none), and its executions until compiled. */
+/** Per document seen: its one compilable query (null when it has none) and its fields, and its executions until compiled. */
 interface DocumentState {
   query: OperationDefinitionNode | null;
+  fields: number;
   executions: number;
+}
+
+/** The process's compilations: a token bucket (written by hand: a counter and a clock). */
+function compileBudget(burst: number, perSecond: number): () => boolean {
+  let tokens = burst;
+  let last = Date.now();
+  return () => {
+    const now = Date.now();
+    tokens = Math.min(burst, tokens + ((now - last) / 1000) * perSecond);
+    last = now;
+    if (tokens < 1) return false;
+    tokens -= 1;
+    return true;
+  };
 }
 
 type ExecuteFn = (args: ExecutionArgs) => unknown;
@@ -124,17 +157,22 @@ const isPromise = (value: unknown): value is Promise<unknown> => typeof (value a
 const hasErrors = (result: unknown) => ((result as { errors?: readonly unknown[] } | null)?.errors?.length ?? 0) > 0;
 
 export function compiledExecutionPlugin(options: CompiledExecutionOptions): Plugin {
+  v8.setFlagsFromString('--no-compilation-cache'); // see the header
   const states = new WeakMap<DocumentNode, DocumentState>();
-  const compiledDocuments = new LRUCache<DocumentNode, CompiledQuery>({ max: MAX_COMPILED_DOCUMENTS });
+  const compiledDocuments = new LRUCache<DocumentNode, CompiledQuery>({ maxSize: MAX_KEPT_FIELDS, sizeCalculation: (_compiled, document) => states.get(document)?.fields ?? MAX_COMPILED_FIELDS });
+  const mayCompile = compileBudget(options.compileBurst ?? COMPILE_BURST, options.compilesPerSecond ?? COMPILES_PER_SECOND);
 
   const compiledFor = (args: ExecutionArgs): CompiledQuery | undefined => {
     if ((args.contextValue as Record<symbol, unknown> | null)?.[COMPILABLE_REQUEST] !== true) return undefined;
     let state = states.get(args.document);
-    if (!state) states.set(args.document, (state = { query: compilableQuery(args.document) ?? null, executions: 0 }));
+    if (!state) {
+      const compilable = compilableQuery(args.document);
+      states.set(args.document, (state = { query: compilable?.query ?? null, fields: compilable?.fields ?? 0, executions: 0 }));
+    }
     const { query } = state;
     if (!query || (args.operationName != null && args.operationName !== query.name?.value) || !variablesAgree(args, query)) return undefined;
     const kept = compiledDocuments.get(args.document);
-    if (kept || ++state.executions < options.afterExecutions) return kept;
+    if (kept || ++state.executions < options.afterExecutions || !mayCompile()) return kept;
     // Leaf serialization stays on (the same scalar checks as graphql-js); stack traces of discarded errors are not captured.
     const compiled = compileQuery(args.schema, privateCopy(args.document), undefined, { disablingCapturingStackErrors: true });
     if (!isCompiledQuery(compiled)) {
