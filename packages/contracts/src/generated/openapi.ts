@@ -841,16 +841,16 @@ export interface components {
             /** @description A label to recognise the key. */
             name: string;
         };
-        /** @description A fresh token pair (answer of `POST /auth/refresh`). `tokenType` and `expiresIn` are always sent. */
+        /** @description A fresh token pair (answer of `POST /auth/refresh`). */
         TokenPair: {
             /** @description HS256 JWT, valid 15 minutes. */
             accessToken: string;
             /** @description HS256 JWT (separate secret), valid 7 days, one-time use. */
             refreshToken: string;
             /** @enum {string} */
-            tokenType?: "Bearer";
+            tokenType: "Bearer";
             /** @description Lifetime of the access token in seconds (900). */
-            expiresIn?: number;
+            expiresIn: number;
         };
         /** @description Token login result. */
         LoginTokens: {
