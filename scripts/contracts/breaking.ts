@@ -1,15 +1,17 @@
-// Breaking changes in both contracts against a base git revision (GraphQL: @graphql-inspector/core; OpenAPI: Optic).
+// Breaking changes in both contracts against a base git revision (GraphQL: @graphql-inspector/core; OpenAPI: Optic, and
+// constraints.ts for the request tightenings and response loosenings Optic lets through).
 // Optic's BreakingChangesRuleset (@useoptic/*, maintained) reads OpenAPI 3.1 natively, type arrays included. Rejected:
 // Atlassian openapi-diff 0.24.1 throws "Unsupported OpenAPI version: 3.1.0" (swagger-parser 10) and, after a 3.0
 // down-conversion, misses nullability changes; @pb33f/openapi-changes downloads its binary at postinstall.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { CriticalityLevel, diff as diffGraphql } from '@graphql-inspector/core';
+import { ChangeType, CriticalityLevel, diff as diffGraphql } from '@graphql-inspector/core';
 import { diff as diffOpenapi, Severity } from '@useoptic/openapi-utilities';
 import { RuleRunner } from '@useoptic/rulesets-base';
 import { BreakingChangesRuleset } from '@useoptic/standard-rulesets';
-import { buildSchema } from 'graphql';
+import { buildSchema, getNamedType, isEnumType, isInterfaceType, isObjectType, type GraphQLSchema } from 'graphql';
 import { parse as parseYaml } from 'yaml';
+import { constraintChanges } from './constraints.js';
 import { resolveRev, revExists, showFile } from './git.js';
 
 export interface Change {
@@ -21,12 +23,35 @@ export interface Change {
 export const GRAPHQL_CONTRACT = 'schema/schema.graphql';
 export const OPENAPI_CONTRACT = 'openapi/openapi.yaml';
 
-/** BREAKING changes (not DANGEROUS or NON_BREAKING) between two GraphQL SDL documents. */
+/** Enum types that appear in answers (a field's type, at any depth of lists and non-null), by name. */
+function outputEnums(schema: GraphQLSchema): Set<string> {
+  const names = new Set<string>();
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (!isObjectType(type) && !isInterfaceType(type)) continue;
+    for (const field of Object.values(type.getFields())) {
+      const named = getNamedType(field.type);
+      if (isEnumType(named)) names.add(named.name);
+    }
+  }
+  return names;
+}
+
+/**
+ * BREAKING changes between two GraphQL SDL documents, plus three that graphql-inspector calls DANGEROUS and a consumer
+ * meets as broken: an argument's or input field's default changed (a request that omitted it now means something
+ * else), and a value added to an enum that appears in answers (a client switching over the values meets one it does
+ * not know; the same rule as constraints.ts for OpenAPI).
+ */
 export async function graphqlBreakingChanges(baseSdl: string, headSdl: string): Promise<Change[]> {
-  const changes = await diffGraphql(buildSchema(baseSdl), buildSchema(headSdl));
-  return changes
-    .filter((c) => c.criticality.level === CriticalityLevel.Breaking)
-    .map((c): Change => ({ contract: 'graphql', message: c.message, ...(c.path ? { path: c.path } : {}) }));
+  const head = buildSchema(headSdl);
+  const answered = outputEnums(head);
+  const changes = await diffGraphql(buildSchema(baseSdl), head);
+  const breaks = (c: (typeof changes)[number]) =>
+    c.criticality.level === CriticalityLevel.Breaking ||
+    c.type === ChangeType.FieldArgumentDefaultChanged ||
+    c.type === ChangeType.InputFieldDefaultValueChanged ||
+    (c.type === ChangeType.EnumValueAdded && answered.has(c.path?.split('.')[0] ?? ''));
+  return changes.filter(breaks).map((c): Change => ({ contract: 'graphql', message: c.message, ...(c.path ? { path: c.path } : {}) }));
 }
 
 /** Breaking changes between two OpenAPI 3.x YAML (or JSON) documents; `path` is a JSON pointer. */
@@ -38,9 +63,15 @@ export async function openapiBreakingChanges(baseDoc: string, headDoc: string): 
   const breaking = results.filter((r) => !r.passed && !r.exempted && r.severity === Severity.Error);
   // A removed operation also fails a rule for each of its responses and properties: keep the outermost.
   const paths = breaking.map((r) => r.location.jsonPath);
-  return breaking
+  const optic = breaking
     .filter((r) => !paths.some((p) => r.location.jsonPath.startsWith(`${p}/`)))
     .map((r): Change => ({ contract: 'openapi', message: `${r.where}: ${r.error ?? r.name}`, path: r.location.jsonPath }));
+  // What Optic already reported at a path, at one inside it, or around it, is not reported twice.
+  const related = (path: string) => paths.some((p) => p === path || p.startsWith(`${path}/`) || path.startsWith(`${p}/`));
+  const constraints = constraintChanges(from as never, to as never)
+    .filter((change) => !related(change.path))
+    .map((change): Change => ({ contract: 'openapi', message: change.message, path: change.path }));
+  return [...optic, ...constraints];
 }
 
 type OpenapiDoc = Parameters<RuleRunner['runRules']>[0]['fromSpec'];

@@ -112,6 +112,92 @@ describe('openapiBreakingChanges', () => {
   });
 });
 
+describe('request tightening and response loosening (constraints.ts, rules Optic lacks)', () => {
+  /** Changes between two edits of the fixture (a base with a constraint, a head that changes it). */
+  const between = async (base: (doc: any) => void, head: (doc: any) => void) => openapiBreakingChanges(editDoc(base), editDoc(head));
+  const name = '/paths/~1users/post/requestBody/content/application~1json/schema/properties/name';
+  const withName = (constraints: object) => (doc: any) => Object.assign(doc.components.schemas.UserInput.properties.name, constraints);
+
+  test.each([
+    ['a maxLength lowered', { maxLength: 100 }, { maxLength: 50 }, 'request maxLength tightened from 100 to 50'],
+    ['a maxLength added', {}, { maxLength: 50 }, 'request maxLength tightened from none to 50'],
+    ['a minLength raised', { minLength: 1 }, { minLength: 3 }, 'request minLength tightened from 1 to 3'],
+    ['a pattern added', {}, { pattern: '^[a-z]+$' }, 'request pattern added: "^[a-z]+$"'],
+    ['a format changed', { format: 'email' }, { format: 'uuid' }, 'request format changed: "uuid"'],
+    ['an enum added (Optic)', {}, { enum: ['a', 'b'] }, 'cannot add enum or const to request property name'],
+    ['an enum value removed (Optic)', { enum: ['a', 'b'] }, { enum: ['a'] }, "cannot remove enum option 'b'"],
+  ])('%s on a request property is breaking', async (_case, before, after, message) => {
+    expect(await between(withName(before), withName(after))).toEqual([{ contract: 'openapi', message: expect.stringContaining(message), path: name }]);
+  });
+
+  test.each([
+    ['a maxLength raised', { maxLength: 50 }, { maxLength: 100 }],
+    ['a minLength lowered', { minLength: 3 }, { minLength: 1 }],
+    ['a pattern removed', { pattern: '^[a-z]+$' }, {}],
+    ['an enum value added', { enum: ['a'] }, { enum: ['a', 'b'] }],
+  ])('%s on a request property is not breaking', async (_case, before, after) => {
+    expect(await between(withName(before), withName(after))).toEqual([]);
+  });
+
+  test('an object closed to additional properties, and a body made required, are breaking', async () => {
+    const changes = await between(
+      (doc) => (doc.paths['/users'].post.requestBody.required = false),
+      (doc) => {
+        doc.components.schemas.UserInput.additionalProperties = false;
+      },
+    );
+    expect(changes.map((change) => change.message).sort()).toEqual(['request body made required', 'request object closed to additional properties']);
+  });
+
+  test('a range tightened on a query parameter, and a parameter made required (Optic), are breaking', async () => {
+    const limit = (schema: object, required = false) => (doc: any) => Object.assign(doc.paths['/users'].get.parameters[0], { required, schema: { type: 'integer', ...schema } });
+    const tightened = await between(limit({ maximum: 100 }), limit({ maximum: 50, minimum: 1 }, true));
+    expect(tightened.map((change) => change.message).sort()).toEqual([
+      expect.stringContaining("cannot make optional query parameter 'limit' required"),
+      'request maximum tightened from 100 to 50',
+      'request minimum tightened from none to 1',
+    ]);
+  });
+
+  test('a new required query parameter is breaking (Optic); a new optional one is not', async () => {
+    const added = (required: boolean) => (doc: any) => doc.paths['/users'].get.parameters.push({ name: 'tenant', in: 'query', required, schema: { type: 'string' } });
+    expect(await between(() => undefined, added(true))).toEqual([{ contract: 'openapi', message: expect.stringContaining('cannot add required query parameter tenant'), path: '/paths/~1users/get/parameters/1' }]);
+    expect(await between(() => undefined, added(false))).toEqual([]);
+  });
+
+  test('a response property no longer required, or made nullable, is breaking wherever it is answered (Optic)', async () => {
+    const optional = await between(() => undefined, (doc) => (doc.components.schemas.User.required = ['id']));
+    expect(optional.map((change) => change.message)).toEqual(Array(3).fill(expect.stringContaining("cannot make required response property 'name' optional")));
+    const nullable = await between(() => undefined, (doc) => (doc.components.schemas.User.properties.name.type = ['string', 'null']));
+    expect(nullable.map((change) => change.message)).toEqual(Array(3).fill(expect.stringContaining("expected response body property 'name' not to be expanded")));
+  });
+
+  test('a value added to a response enum is breaking (Optic; decided: clients switch over the values)', async () => {
+    const role = (values: string[]) => (doc: any) => (doc.components.schemas.User.properties.role = { type: 'string', enum: values });
+    const changes = await between(role(['USER', 'ADMIN']), role(['USER', 'ADMIN', 'AUDITOR']));
+    expect(changes.map((change) => change.message)).toEqual(Array(3).fill(expect.stringContaining("cannot add enum option 'AUDITOR'")));
+  });
+});
+
+describe('GraphQL changes graphql-inspector calls dangerous and a consumer meets as broken', () => {
+  test('an argument default changed is breaking', async () => {
+    const base = editSdl('users(first: Int)', 'users(first: Int = 10)');
+    const changes = await graphqlBreakingChanges(base, base.replace('users(first: Int = 10)', 'users(first: Int = 20)'));
+    expect(changes.map((change) => change.path)).toEqual(['Query.users.first']);
+  });
+
+  test('a value added to an enum that appears in answers is breaking; to an input-only enum it is not', async () => {
+    const base = `${baseSdl}\nenum Role { USER ADMIN }\nenum Sort { NAME }\nextend type User { role: Role! }\nextend type Query { sorted(by: Sort): [User!]! }\n`;
+    expect((await graphqlBreakingChanges(base, base.replace('enum Role { USER ADMIN }', 'enum Role { USER ADMIN AUDITOR }'))).map((c) => c.path)).toEqual(['Role.AUDITOR']);
+    expect(await graphqlBreakingChanges(base, base.replace('enum Sort { NAME }', 'enum Sort { NAME EMAIL }'))).toEqual([]);
+  });
+
+  test('a member removed from a union is breaking', async () => {
+    const base = `${baseSdl}\ntype Post { id: ID! }\nunion Result = User | Post\nextend type Query { search: [Result!]! }\n`;
+    expect((await graphqlBreakingChanges(base, base.replace('union Result = User | Post', 'union Result = User'))).length).toBe(1);
+  });
+});
+
 describe('checkBreakingAgainst', () => {
   const tmpDirs: string[] = [];
   afterAll(() => tmpDirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));

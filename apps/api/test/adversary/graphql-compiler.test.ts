@@ -92,8 +92,10 @@ describe('a wrong answer without an error', () => {
     const send = (app: FastifyInstance) => app.inject({ method: 'POST', url: '/graphql', headers: { 'content-type': 'application/json' }, payload: batch });
     const before = await answeredBy(compiled);
     const [mine, theirs] = [await send(compiled), await send(reference)];
-    expect({ status: mine.statusCode, body: mine.body }).toEqual({ status: theirs.statusCode, body: theirs.body });
-    expect(theirs.body).toContain('QUERY_TOO_COMPLEX');
+    // Which of the two concurrent operations crosses the budget first depends on the database's timing (it differs
+    // between runs of graphql-js alone): both answers stop one of them, and none was compiled.
+    expect(mine.statusCode).toBe(theirs.statusCode);
+    for (const body of [mine.body, theirs.body]) expect(body).toContain('QUERY_TOO_COMPLEX');
     expect(await answeredBy(compiled)).toEqual(before);
   });
 });

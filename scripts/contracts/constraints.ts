@@ -1,0 +1,133 @@
+// What breaks a consumer that Optic's BreakingChangesRuleset lets through (checked on the inlined documents of
+// breaking.ts): a request that was valid and is now refused, or an answer a client relied on that may now differ.
+//
+// Written by hand: Optic's ruleset flags removed operations and properties, request properties and parameters made
+// required, required parameters added, request enum values removed, narrowed types, response properties made optional
+// and response enum values added, but not a request constraint tightened (a `maxLength` lowered, a `pattern` added)
+// nor a response type widened (a value that may now be null). No maintained npm tool had these rules for OpenAPI 3.1
+// (oasdiff is a Go binary). What Optic reports at or around a path is not reported again (breaking.ts).
+//
+// Request side (parameters and bodies), breaking when the head accepts less: maxLength/maxItems/maxProperties/
+// maximum/exclusiveMaximum lowered or added; minLength/minItems/minProperties/minimum/exclusiveMinimum raised or added;
+// a pattern, format or const added or changed; an enum added where there was none; types narrowed;
+// additionalProperties closed; a body newly required.
+// Response side, breaking when the head promises less: a type widened (null included). (Optic: a property no longer
+// required; enum values added, which is decided breaking: a generated client switching over the values meets one it
+// does not know; add a new field instead, or version the API.)
+// Not compared: oneOf/anyOf/allOf alternatives (reported by Optic when removed), and schemas behind a $ref cycle
+// (compared once, at their first expansion).
+
+export interface ConstraintChange {
+  message: string;
+  /** JSON pointer into the head document's operation. */
+  path: string;
+}
+
+type Schema = Record<string, unknown>;
+type Doc = { paths?: Record<string, Record<string, unknown>> };
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+/** Request-side bounds: keyword → true when a lower value accepts less. */
+const UPPER_BOUNDS = ['maxLength', 'maxItems', 'maxProperties', 'maximum', 'exclusiveMaximum'];
+const LOWER_BOUNDS = ['minLength', 'minItems', 'minProperties', 'minimum', 'exclusiveMinimum'];
+
+const pointer = (...tokens: string[]) => tokens.map((token) => `/${token.replaceAll('~', '~0').replaceAll('/', '~1')}`).join('');
+const isSchema = (value: unknown): value is Schema => typeof value === 'object' && value !== null && !Array.isArray(value);
+/** The schema's types; undefined means any. */
+const typesOf = (schema: Schema): Set<string> | undefined =>
+  schema.type === undefined ? undefined : new Set(Array.isArray(schema.type) ? (schema.type as string[]) : [schema.type as string]);
+const show = (value: unknown) => JSON.stringify(value);
+
+function compareRequest(base: Schema, head: Schema, at: string, out: ConstraintChange[], depth = 0): void {
+  if (depth > 32 || typeof base.$ref === 'string' || typeof head.$ref === 'string') return;
+  for (const keyword of UPPER_BOUNDS) {
+    const [from, to] = [base[keyword], head[keyword]];
+    if (typeof to === 'number' && (typeof from !== 'number' || to < from)) out.push({ path: at, message: `request ${keyword} tightened from ${from ?? 'none'} to ${to}` });
+  }
+  for (const keyword of LOWER_BOUNDS) {
+    const [from, to] = [base[keyword], head[keyword]];
+    if (typeof to === 'number' && (typeof from !== 'number' || to > from)) out.push({ path: at, message: `request ${keyword} tightened from ${from ?? 'none'} to ${to}` });
+  }
+  for (const keyword of ['pattern', 'format', 'const']) {
+    if (head[keyword] !== undefined && show(head[keyword]) !== show(base[keyword])) {
+      out.push({ path: at, message: `request ${keyword} ${base[keyword] === undefined ? 'added' : 'changed'}: ${show(head[keyword])}` });
+    }
+  }
+  if (Array.isArray(head.enum) && !Array.isArray(base.enum)) out.push({ path: at, message: `request values limited to ${(head.enum as unknown[]).map(show).join(', ')}` });
+  const [baseTypes, headTypes] = [typesOf(base), typesOf(head)];
+  if (headTypes) {
+    const dropped = baseTypes ? [...baseTypes].filter((type) => !headTypes.has(type) && !(type === 'integer' && headTypes.has('number'))) : ['(any type)'];
+    if (dropped.length > 0) out.push({ path: at, message: `request type no longer accepts ${dropped.join(', ')}` });
+  }
+  if (head.additionalProperties === false && base.additionalProperties !== false) out.push({ path: at, message: 'request object closed to additional properties' });
+  compareChildren(base, head, at, out, depth, compareRequest);
+}
+
+function compareResponse(base: Schema, head: Schema, at: string, out: ConstraintChange[], depth = 0): void {
+  if (depth > 32 || typeof base.$ref === 'string' || typeof head.$ref === 'string') return;
+  const [baseTypes, headTypes] = [typesOf(base), typesOf(head)];
+  if (baseTypes) {
+    const added = headTypes ? [...headTypes].filter((type) => !baseTypes.has(type)) : ['(any type)'];
+    if (added.length > 0) out.push({ path: at, message: `response may now be ${added.join(', ')}` });
+  }
+  compareChildren(base, head, at, out, depth, compareResponse);
+}
+
+function compareChildren(base: Schema, head: Schema, at: string, out: ConstraintChange[], depth: number, compare: typeof compareRequest): void {
+  const [baseProperties, headProperties] = [base.properties, head.properties];
+  if (isSchema(baseProperties) && isSchema(headProperties)) {
+    for (const [name, headProperty] of Object.entries(headProperties)) {
+      const baseProperty = baseProperties[name];
+      if (isSchema(baseProperty) && isSchema(headProperty)) compare(baseProperty, headProperty, `${at}${pointer('properties', name)}`, out, depth + 1);
+    }
+  }
+  if (isSchema(base.items) && isSchema(head.items)) compare(base.items, head.items, `${at}/items`, out, depth + 1);
+  if (isSchema(base.additionalProperties) && isSchema(head.additionalProperties)) compare(base.additionalProperties, head.additionalProperties, `${at}/additionalProperties`, out, depth + 1);
+}
+
+type Parameter = { name: string; in: string; schema?: Schema };
+
+/** The operation's parameters with its path item's, by `in:name` (an operation's own one wins). */
+function parametersOf(pathItem: Record<string, unknown>, operation: Record<string, unknown>): Map<string, Parameter> {
+  const all = [...((pathItem.parameters as Parameter[] | undefined) ?? []), ...((operation.parameters as Parameter[] | undefined) ?? [])];
+  return new Map(all.filter((parameter) => typeof parameter?.name === 'string').map((parameter) => [`${parameter.in}:${parameter.name}`, parameter]));
+}
+
+type Content = Record<string, { schema?: Schema }> | undefined;
+
+/** Constraint changes between two inlined OpenAPI documents, per operation present in both. */
+export function constraintChanges(base: Doc, head: Doc): ConstraintChange[] {
+  const out: ConstraintChange[] = [];
+  for (const [route, headItem] of Object.entries(head.paths ?? {})) {
+    const baseItem = base.paths?.[route];
+    if (!baseItem) continue;
+    for (const method of METHODS) {
+      const [baseOperation, headOperation] = [baseItem[method], headItem[method]];
+      if (!isSchema(baseOperation) || !isSchema(headOperation)) continue;
+      const at = pointer('paths', route, method);
+
+      const baseParameters = parametersOf(baseItem, baseOperation);
+      for (const [key, parameter] of parametersOf(headItem, headOperation)) {
+        const before = baseParameters.get(key);
+        const where = `${at}/parameters/${key}`;
+        if (before && isSchema(before.schema) && isSchema(parameter.schema)) compareRequest(before.schema, parameter.schema, `${where}/schema`, out);
+      }
+
+      const [baseBody, headBody] = [baseOperation.requestBody as Schema | undefined, headOperation.requestBody as Schema | undefined];
+      if (headBody?.required && baseBody && !baseBody.required) out.push({ path: `${at}/requestBody`, message: 'request body made required' });
+      for (const [mediaType, media] of Object.entries((headBody?.content as Content) ?? {})) {
+        const before = (baseBody?.content as Content)?.[mediaType];
+        if (isSchema(before?.schema) && isSchema(media.schema)) compareRequest(before.schema, media.schema, `${at}${pointer('requestBody', 'content', mediaType, 'schema')}`, out);
+      }
+
+      const [baseResponses, headResponses] = [baseOperation.responses as Record<string, Schema> | undefined, headOperation.responses as Record<string, Schema> | undefined];
+      for (const [status, response] of Object.entries(headResponses ?? {})) {
+        for (const [mediaType, media] of Object.entries((response.content as Content) ?? {})) {
+          const before = (baseResponses?.[status]?.content as Content)?.[mediaType];
+          if (isSchema(before?.schema) && isSchema(media.schema)) compareResponse(before.schema, media.schema, `${at}${pointer('responses', status, 'content', mediaType, 'schema')}`, out);
+        }
+      }
+    }
+  }
+  return out;
+}
