@@ -2,7 +2,7 @@
 // server/contract drift, or a breaking contract change.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { authDecisionProblems } from './contracts/auth-decisions.js';
+import { authDecisionProblems, introspectionProblems } from './contracts/auth-decisions.js';
 import { generateContracts, repoRoot } from './contracts/generate.js';
 import { graphqlDrift, restDrift } from './contracts/drift.js';
 import { checkBreakingAgainst, defaultBaseRev } from './contracts/breaking.js';
@@ -39,6 +39,10 @@ await run('generated contract files are up to date', async () => {
 
 await run('every GraphQL Query, Mutation and Subscription field has @auth or @public', async () =>
   authDecisionProblems(await readFile(path.join(repoRoot, 'schema/schema.graphql'), 'utf8')),
+);
+
+await run('every GraphQL root type, root field and argument is described, and each root field says who may call it', async () =>
+  introspectionProblems(await readFile(path.join(repoRoot, 'schema/schema.graphql'), 'utf8')),
 );
 
 const { buildApp } = await import('../apps/api/src/app.js');

@@ -45,3 +45,37 @@ export function authDecisionProblems(sdl: string): string[] {
   }
   return problems;
 }
+
+/** The sentence a root field's description carries for its access decision (directives are not introspectable). */
+export const ACCESS_SENTENCES = {
+  public: 'Public: no credentials needed.',
+  authenticated: 'Requires authentication (a Bearer token, the session cookie, an API key or a signed request).',
+  admin: 'Requires the ADMIN role.',
+} as const;
+
+/**
+ * What an introspection user cannot see: a root type, root field or argument of one without a description, and a root
+ * field whose description does not state its access decision (ACCESS_SENTENCES), as `Type.field: problem`.
+ */
+export function introspectionProblems(sdl: string): string[] {
+  const document = parse(sdl);
+  const roots = rootNames(document);
+  const problems: string[] = [];
+  for (const definition of document.definitions) {
+    if (definition.kind !== Kind.OBJECT_TYPE_DEFINITION || !roots.has(definition.name.value)) continue;
+    if (!definition.description) problems.push(`${definition.name.value}: no description`);
+    const typeAuth = definition.directives?.find((d) => d.name.value === 'auth');
+    for (const field of definition.fields ?? []) {
+      const where = `${definition.name.value}.${field.name.value}`;
+      const description = field.description?.value ?? '';
+      if (!description) problems.push(`${where}: no description`);
+      for (const argument of field.arguments ?? []) if (!argument.description) problems.push(`${where}(${argument.name.value}): no description`);
+      const auth = field.directives?.find((d) => d.name.value === 'auth') ?? typeAuth;
+      const requires = auth?.arguments?.find((a) => a.name.value === 'requires')?.value;
+      const admin = requires?.kind === Kind.ENUM && requires.value === 'ADMIN';
+      const sentence = has(field.directives, 'public') ? ACCESS_SENTENCES.public : auth ? (admin ? ACCESS_SENTENCES.admin : ACCESS_SENTENCES.authenticated) : undefined;
+      if (sentence && !description.includes(sentence)) problems.push(`${where}: the description does not say "${sentence}"`);
+    }
+  }
+  return problems;
+}

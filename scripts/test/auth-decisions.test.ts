@@ -2,7 +2,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { authDecisionProblems } from '../contracts/auth-decisions.js';
+import { ACCESS_SENTENCES, authDecisionProblems, introspectionProblems } from '../contracts/auth-decisions.js';
 import { repoRoot } from '../contracts/generate.js';
 
 const DIRECTIVES = `
@@ -39,5 +39,26 @@ describe('every GraphQL root field carries @auth or @public', () => {
     const sdl = `${DIRECTIVES}
       type Mutation @auth { a: Boolean  b: Boolean @public }`;
     expect(authDecisionProblems(sdl)).toEqual(['Mutation.b carries both @auth and @public: decide one']);
+  });
+});
+
+describe('an introspection user sees every root field described, with who may call it', () => {
+  it('holds for schema/schema.graphql', async () => {
+    expect(introspectionProblems(await readFile(path.join(repoRoot, 'schema/schema.graphql'), 'utf8'))).toEqual([]);
+  });
+
+  it('names a root type, field or argument without a description, and a description that hides the access decision', () => {
+    const sdl = `${DIRECTIVES}
+      "Reads." type Query {
+        "The caller." me: User @auth
+        "Anyone. ${ACCESS_SENTENCES.public}" user(id: ID!): User @public
+      }
+      type Mutation { "Gone. ${ACCESS_SENTENCES.authenticated}" wipe: Boolean @auth(requires: ADMIN) }`;
+    expect(introspectionProblems(sdl)).toEqual([
+      'Query.me: the description does not say "Requires authentication (a Bearer token, the session cookie, an API key or a signed request)."',
+      'Query.user(id): no description',
+      'Mutation: no description',
+      'Mutation.wipe: the description does not say "Requires the ADMIN role."',
+    ]);
   });
 });

@@ -27,19 +27,21 @@ export type CreateUserInput = {
   password?: InputMaybe<Scalars['String']['input']>;
 };
 
+/** The writes: sign-up, user changes, posts. Each runs once, in order. */
 export type Mutation = {
   __typename?: 'Mutation';
-  /** Write a post. `authorId` must be the caller, unless the caller is an ADMIN. */
+  /** Write a post. `authorId` must be the caller, unless the caller is an ADMIN. Requires authentication (a Bearer token, the session cookie, an API key or a signed request). */
   createPost: Post;
-  /** Sign up: create a user. The role of a new user is always USER. */
+  /** Sign up: create a user. The role of a new user is always USER. Public: no credentials needed. */
   createUser: User;
-  /** Delete a user with their posts. True when a user was deleted, false when none had this id. */
+  /** Delete a user with their posts. True when a user was deleted, false when none had this id. Requires the ADMIN role. */
   deleteUser: Scalars['Boolean']['output'];
-  /** Change a user. Allowed for the user itself and for ADMINs. */
+  /** Change a user. Allowed for the user itself and for ADMINs. Requires authentication (a Bearer token, the session cookie, an API key or a signed request). */
   updateUser: User;
 };
 
 
+/** The writes: sign-up, user changes, posts. Each runs once, in order. */
 export type MutationCreatePostArgs = {
   authorId: Scalars['ID']['input'];
   content: Scalars['String']['input'];
@@ -47,16 +49,19 @@ export type MutationCreatePostArgs = {
 };
 
 
+/** The writes: sign-up, user changes, posts. Each runs once, in order. */
 export type MutationCreateUserArgs = {
   input: CreateUserInput;
 };
 
 
+/** The writes: sign-up, user changes, posts. Each runs once, in order. */
 export type MutationDeleteUserArgs = {
   id: Scalars['ID']['input'];
 };
 
 
+/** The writes: sign-up, user changes, posts. Each runs once, in order. */
 export type MutationUpdateUserArgs = {
   id: Scalars['ID']['input'];
   input: UpdateUserInput;
@@ -110,54 +115,61 @@ export type PostEdge = {
   node: Post;
 };
 
+/** The reads: users, posts, the caller, counts. */
 export type Query = {
   __typename?: 'Query';
-  /** The authenticated caller. */
+  /** The authenticated caller. Requires authentication (a Bearer token, the session cookie, an API key or a signed request). */
   currentUser: User;
-  /** The post with this id, or null when there is none. */
+  /** The post with this id, or null when there is none. Public: no credentials needed. */
   post: Maybe<Post>;
-  /** Every post in id order (at most 1 000), or one page of them when `limit` or `offset` is given. */
+  /** Every post in id order (at most 1 000), or one page of them when `limit` or `offset` is given. Public: no credentials needed. */
   posts: Array<Post>;
-  /** Posts in id order as a Relay connection. */
+  /** Posts in id order as a Relay connection. Public: no credentials needed. */
   postsConnection: PostConnection;
-  /** The most recent posts, newest first. */
+  /** The most recent posts, newest first. Public: no credentials needed. */
   recentPosts: Array<Post>;
-  /** Counts over the whole service. */
+  /** Counts over the whole service. Public: no credentials needed. */
   statistics: Statistics;
-  /** The user with this id, or null when there is none. */
+  /** The user with this id, or null when there is none. Public: no credentials needed. */
   user: Maybe<User>;
-  /** Every user in id order (at most 1 000), or one page of them when `limit` or `offset` is given. */
+  /** Every user in id order (at most 1 000), or one page of them when `limit` or `offset` is given. Public: no credentials needed. */
   users: Array<User>;
 };
 
 
+/** The reads: users, posts, the caller, counts. */
 export type QueryPostArgs = {
   id: Scalars['ID']['input'];
 };
 
 
+/** The reads: users, posts, the caller, counts. */
 export type QueryPostsArgs = {
   limit?: InputMaybe<Scalars['Int']['input']>;
   offset?: InputMaybe<Scalars['Int']['input']>;
 };
 
 
+/** The reads: users, posts, the caller, counts. */
 export type QueryPostsConnectionArgs = {
   after?: InputMaybe<Scalars['String']['input']>;
   first?: InputMaybe<Scalars['Int']['input']>;
 };
 
 
+/** The reads: users, posts, the caller, counts. */
 export type QueryRecentPostsArgs = {
   limit?: InputMaybe<Scalars['Int']['input']>;
 };
 
 
+/** The reads: users, posts, the caller, counts. */
 export type QueryUserArgs = {
   id: Scalars['ID']['input'];
 };
 
 
+/** The reads: users, posts, the caller, counts. */
 export type QueryUsersArgs = {
   limit?: InputMaybe<Scalars['Int']['input']>;
   offset?: InputMaybe<Scalars['Int']['input']>;
@@ -179,9 +191,10 @@ export type Statistics = {
   totalUsers: Scalars['Int']['output'];
 };
 
+/** Events, over WebSocket (graphql-transport-ws) or Server-Sent Events. */
 export type Subscription = {
   __typename?: 'Subscription';
-  /** Every post created from now on, through GraphQL or REST. */
+  /** Every post created from now on, through GraphQL or REST. Public: no credentials needed. */
   postCreated: Post;
 };
 
