@@ -93,6 +93,9 @@ describe('GraphQL over HTTP', () => {
     expect(response.statusCode).toBe(200);
     expect(response.headers['content-type']).toContain('text/html');
     expect(response.body).toContain('GraphiQL');
+    // It opens with a query that answers, and says how to send a token.
+    expect(response.body).toContain('query Users');
+    expect(response.body).toContain('Authorization');
   });
 
   it('reports a syntax error as GRAPHQL_PARSE_FAILED', async () => {

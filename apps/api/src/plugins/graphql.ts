@@ -13,6 +13,22 @@ import { CAP_RETRY_AFTER_SECONDS, capMessage, SubscriptionCaps } from '../graphq
 import { serveGraphQLOverWebSocket, subscriptionStreams, type WebSocketServerContext } from '../graphql/websocket.js';
 import { clientKey } from './rate-limit.js';
 
+/**
+ * What GraphiQL opens with: a query that answers at once, and how to send a token (no default Authorization header:
+ * a placeholder token would be refused with 401 even on public fields).
+ */
+export const GRAPHIQL_DEFAULT_QUERY = `# users-posts GraphQL: press the run button. Reads are public; currentUser and the mutations need a token:
+# get one with POST /login (or the login mutation of your client), then add in the Headers tab below
+#   {"Authorization": "Bearer <accessToken>"}
+query Users {
+  users(limit: 5) {
+    id
+    name
+    posts { id title }
+  }
+}
+`;
+
 /** HTTP (and SSE) operations carry Fastify's request and its principal; WebSocket ones the socket's principal. */
 type ServerContext = { req: FastifyRequest; reply: FastifyReply } | WebSocketServerContext;
 
@@ -52,7 +68,7 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
     context: (server) =>
       'req' in server ? createGraphQLContext(app.services, server.req.principal, server.req) : createGraphQLContext(app.services, server.principal),
     maskedErrors: { maskError, isDev: !production },
-    graphiql: { title: 'users-posts GraphQL' },
+    graphiql: { title: 'users-posts GraphQL', defaultQuery: GRAPHIQL_DEFAULT_QUERY },
     // GraphiQL's scripts and styles bundled in the page by the product, not loaded from a CDN (quiet by default).
     // Imported on the first GraphiQL page: the module is ~9 MB of inlined assets, a third of start-up parse and memory.
     renderGraphiQL: async (options) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
