@@ -223,6 +223,7 @@ const cases: Case[] = [
     [400, 'malformed JSON', () => malformed('POST', '/api/v1/users')],
     [413, 'body over 1 MiB', () => tooLarge('/api/v1/users')],
     [401, 'presented credentials fail', () => json('POST', '/api/v1/users', { name: 'X', email: 'x@example.com' }, badBearer)],
+    [415, 'a body that is not JSON', () => call({ method: 'POST', url: '/api/v1/users', headers: { 'content-type': 'text/csv' }, payload: 'name,email' })],
   ]),
   ...ops('batchCreateUsers', [
     [201, 'two users with Location', () => json('POST', '/api/v1/users/batch', { users: [{ name: 'G', email: 'grace@example.com', age: 85 }, { name: 'A', email: 'alan@example.com' }] }, admin.headers)],
@@ -243,6 +244,8 @@ const cases: Case[] = [
     [200, 'existing', () => call({ method: 'GET', url: aliceUrl() })],
     [404, 'unknown id', () => call({ method: 'GET', url: `/api/v1/users/${UNKNOWN}` })],
     [400, 'non-numeric id', () => call({ method: 'GET', url: '/api/v1/users/abc' })],
+    [406, 'Accept names another version than the path', () => call({ method: 'GET', url: aliceUrl(), headers: { accept: 'application/vnd.api.v2+json' } })],
+    [414, 'a path parameter longer than the server reads', () => call({ method: 'GET', url: `/api/v1/users/${'1'.repeat(200)}` })],
   ]),
   ...ops('replaceUser', [
     [200, 'self', () => json('PUT', aliceUrl(), { name: 'Alice', email: 'alice@example.com', age: 33 }, alice.headers)],

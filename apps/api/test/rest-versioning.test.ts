@@ -95,6 +95,26 @@ describe('an unknown version', () => {
   });
 });
 
+describe('a version that conflicts with the path is refused, not ignored', () => {
+  it.each(['2', '9'])('/api/v1/… with ?version=%s → 400 code 40001 naming version', async (version) => {
+    const { status, body } = await get(`/api/v1/users?version=${version}`);
+    expect(status).toBe(400);
+    expect(body).toEqual({ code: 40001, message: expect.any(String), errors: [expect.objectContaining({ field: 'version' })] });
+  });
+
+  it('/api/v1/… with Accept: application/vnd.api.v2+json → 406 code 40600', async () => {
+    const { status, body } = await get('/api/v1/users/1', { accept: 'application/vnd.api.v2+json' });
+    expect(status).toBe(406);
+    expect(body).toEqual({ code: 40600, message: expect.stringContaining('/api/v1') });
+  });
+
+  it('/api/v1/… with a version that agrees (?version=1, the v1 media type, or none named) is served', async () => {
+    expect((await get('/api/v1/users?version=1')).status).toBe(200);
+    expect((await get('/api/v1/users', { accept: V1 })).status).toBe(200);
+    expect((await get('/api/v1/users', { accept: 'application/json' })).status).toBe(200);
+  });
+});
+
 describe('other paths are left alone', () => {
   it('the probes, GraphQL and auth endpoints outside /api are not rewritten; /apis is not /api', async () => {
     expect((await get('/healthz')).status).toBe(200);

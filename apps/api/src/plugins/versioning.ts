@@ -2,8 +2,9 @@
 // names no version, `?version=1` or `Accept: application/vnd.api.v1+json`. Done by rewriting the URL before routing
 // (Fastify's `rewriteUrl`), so no route is registered twice and the contract lists each operation once.
 // An unknown version: `/api/v9/...` is simply no route (404); in the query → 400 (40001 naming `version`); in the
-// media type → 406 (40600). Those two are noted on the raw request by the rewrite and thrown by an `onRequest` hook,
-// so they answer in the error envelope like every failure.
+// media type → 406 (40600). A version that conflicts with the path's (`/api/v1/users?version=2`, or `/api/v1/…` with
+// `Accept: application/vnd.api.v2+json`) is refused the same way, not ignored. Those are noted on the raw request by
+// the rewrite and thrown by an `onRequest` hook, so they answer in the error envelope like every failure.
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
@@ -37,13 +38,19 @@ export function rewriteUrl(req: IncomingMessage): string {
   const url = req.url ?? '/';
   const queryStart = url.indexOf('?');
   const path = queryStart === -1 ? url : url.slice(0, queryStart);
-  if (VERSIONED.test(path) || !UNVERSIONED.test(path)) return url;
+  const current = path === `/api/v${CURRENT_VERSION}` || path.startsWith(`/api/v${CURRENT_VERSION}/`);
+  if (!current && (VERSIONED.test(path) || !UNVERSIONED.test(path))) return url;
 
   // The query string is kept byte for byte (signed requests sign it), only `version=…` pairs are dropped.
   const pairs = queryStart === -1 ? [] : url.slice(queryStart + 1).split('&');
   const isVersion = (pair: string) => pair.split('=')[0] === 'version';
   const requested = pairs.filter(isVersion).map((pair) => new URLSearchParams(pair).get('version') ?? '');
   const request = req as VersionedRequest;
+  if (current) {
+    // The path names the version: a query or Accept version may only agree with it. The URL is left as sent.
+    noteConflict(request, requested, acceptedVersions(req.headers.accept));
+    return url;
+  }
   if (requested.length > 0 && requested.some((version) => version !== String(CURRENT_VERSION))) {
     request[kVersionError] = new AppError('BAD_QUERY_PARAMETER', `Unsupported API version: ${requested.join(', ')}`, [
       { field: 'version', message: `must be ${CURRENT_VERSION}` },
@@ -59,6 +66,21 @@ export function rewriteUrl(req: IncomingMessage): string {
   }
   const search = pairs.filter((pair) => pair !== '' && !isVersion(pair)).join('&');
   return `/api/v${CURRENT_VERSION}${path.slice('/api'.length)}${search ? `?${search}` : ''}`;
+}
+
+/** On `/api/v<current>`: a `version` query parameter or an Accept vendor version naming another version is refused. */
+function noteConflict(request: VersionedRequest, requested: string[], media: string[]): void {
+  const other = requested.filter((version) => version !== String(CURRENT_VERSION));
+  if (other.length > 0) {
+    request[kVersionError] = new AppError('BAD_QUERY_PARAMETER', `The path is /api/v${CURRENT_VERSION} but version=${other.join(', ')} was asked`, [
+      { field: 'version', message: `must be ${CURRENT_VERSION} (or left out) on /api/v${CURRENT_VERSION}` },
+    ]);
+  } else if (media.length > 0 && !media.includes(String(CURRENT_VERSION))) {
+    request[kVersionError] = new AppError(
+      'NOT_ACCEPTABLE',
+      `The path is /api/v${CURRENT_VERSION} but Accept asks for application/vnd.api.v${media[0]}+json`,
+    );
+  }
 }
 
 async function versioningPlugin(app: FastifyInstance): Promise<void> {
