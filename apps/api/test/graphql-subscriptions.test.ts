@@ -238,14 +238,11 @@ describe('postCreated over Server-Sent Events (GET /graphql, Accept: text/event-
     await subscribers.until(0); // the client going away ends the server-side subscription
   });
 
-  it('applies the GraphQL limits to SSE too', async () => {
-    const stream = await SseStream.open(`${urls.http}/graphql?query=${encodeURIComponent(TOO_DEEP)}`);
-    try {
-      const event = await stream.event();
-      expect(JSON.parse(event!.data).errors).toEqual([expect.objectContaining({ extensions: { code: 'QUERY_TOO_COMPLEX' } })]);
-    } finally {
-      stream.close();
-    }
+  it('applies the GraphQL limits to SSE too: refused with 400 and the error before any stream opens', async () => {
+    const response = await fetch(`${urls.http}/graphql?query=${encodeURIComponent(TOO_DEEP)}`, { headers: { accept: 'text/event-stream' } });
+    expect(response.status).toBe(400);
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(((await response.json()) as { errors: unknown[] }).errors).toEqual([expect.objectContaining({ extensions: { code: 'QUERY_TOO_COMPLEX' } })]);
   });
 });
 

@@ -7,6 +7,7 @@ import { createGraphQLContext } from '../graphql/context.js';
 import { maskError } from '../graphql/errors.js';
 import { graphqlFastPath } from '../graphql/http-fast-path.js';
 import { limitPlugins } from '../graphql/limits.js';
+import { errorForClient, SINGLE_CONNECTION_REFUSAL, sseDocumentErrors } from '../graphql/sse-refusals.js';
 import { buildGraphQLSchema } from '../graphql/schema.js';
 import { addressResolver } from '../client-address.js';
 import { CAP_RETRY_AFTER_SECONDS, capMessage, SubscriptionCaps } from '../graphql/subscription-limits.js';
@@ -102,6 +103,9 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
     handler: async (req, reply) => {
       // One plain JSON query or mutation: Yoga's envelop and result processor without its fetch-API layer.
       if (await fastPath(req, reply)) return reply;
+      // An event-stream request with a document that does not parse or validate: an HTTP error, not stream data.
+      const documentErrors = sseDocumentErrors(yoga, req, reply);
+      if (documentErrors) return reply.status(400).type('application/json; charset=utf-8').send({ errors: documentErrors.map(errorForClient) });
       const response = await yoga.handleNodeRequestAndResponse(req, reply, { req, reply });
       const refused = (req as CappedRequest)[kSubscriptionRefused];
       if (refused) {
@@ -123,6 +127,14 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
       }
       return reply.send(body);
     },
+  });
+
+  // graphql-sse's single connection mode reserves a stream with PUT: refused, saying what is served (a 404 said nothing).
+  app.route({
+    url: yoga.graphqlEndpoint,
+    method: 'PUT',
+    handler: async (_req, reply) =>
+      reply.status(405).header('allow', 'GET, POST, OPTIONS').send({ errors: [{ message: SINGLE_CONNECTION_REFUSAL, extensions: { code: 'BAD_REQUEST' } }] }),
   });
 
   const webSocket = serveGraphQLOverWebSocket({

@@ -1,0 +1,49 @@
+// What a graphql-sse client must be told as an HTTP error rather than as stream data: a document that does not parse
+// or validate is answered 400 with its errors as JSON before any stream opens (the protocol's distinct-connections
+// mode: the client reports it through `sink.error`, not as a `next` event), and the single-connection mode's
+// reservation (`PUT`) is refused with 405 naming what is served. Written by hand: Yoga streams such errors as events.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { GraphQLError, type DocumentNode } from 'graphql';
+import type { YogaServerInstance } from 'graphql-yoga';
+
+const isGraphQLError = (error: unknown): error is GraphQLError => error instanceof GraphQLError;
+const withCode = (error: GraphQLError, code: string) => (error.extensions.code ? error : new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, extensions: { ...error.extensions, code } }));
+
+/** The GraphQL parameters of a GET (query string) or a JSON POST, when they carry a query text. */
+function paramsOf(req: FastifyRequest): { query: string; operationName?: string } | undefined {
+  const source = (req.method === 'GET' ? req.query : req.body) as { query?: unknown; operationName?: unknown } | undefined;
+  if (typeof source?.query !== 'string') return undefined;
+  return { query: source.query, ...(typeof source.operationName === 'string' ? { operationName: source.operationName } : {}) };
+}
+
+/** For a request that asks for an event stream: the errors of its document, or undefined when it parses and validates. */
+export function sseDocumentErrors(yoga: YogaServerInstance<any, any>, req: FastifyRequest, reply: FastifyReply): GraphQLError[] | undefined {
+  if (!req.headers.accept?.includes('text/event-stream')) return undefined;
+  const params = paramsOf(req);
+  if (!params) return undefined; // Yoga answers a request without a query itself (400)
+  const enveloped = yoga.getEnveloped({ req, reply, request: req, params });
+  let document: DocumentNode;
+  try {
+    document = enveloped.parse(params.query);
+  } catch (error) {
+    if (isGraphQLError(error)) return [withCode(error, 'GRAPHQL_PARSE_FAILED')];
+    throw error;
+  }
+  try {
+    const errors = enveloped.validate(enveloped.schema, document);
+    return errors.length > 0 ? errors.map((error: GraphQLError) => withCode(error, 'GRAPHQL_VALIDATION_FAILED')) : undefined;
+  } catch (error) {
+    // graphql-armor's limits throw from validation (QUERY_TOO_COMPLEX)
+    if (isGraphQLError(error)) return [withCode(error, 'GRAPHQL_VALIDATION_FAILED')];
+    throw error;
+  }
+}
+
+/** An error as the answer's JSON shows it: Yoga's internal `extensions.http` (its status hint) left out, as Yoga does. */
+export function errorForClient(error: GraphQLError): Record<string, unknown> {
+  const { http: _http, ...extensions } = error.extensions as Record<string, unknown>;
+  return { ...error.toJSON(), extensions };
+}
+
+export const SINGLE_CONNECTION_REFUSAL =
+  "graphql-sse's single connection mode is not served: use its distinct connections mode (createClient({ singleConnection: false }), the default), or graphql-ws over a WebSocket";
