@@ -7,6 +7,7 @@ import type { IdentityStores } from './auth/identity.js';
 import { ensureAdmin } from './bootstrap/admin.js';
 import { trustProxyFunction } from './client-address.js';
 import type { Config } from './config.js';
+import { logStream } from './log-output.js';
 import authPlugin from './plugins/auth.js';
 import csrfPlugin from './plugins/csrf.js';
 import databasePlugin from './plugins/database.js';
@@ -59,6 +60,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   const app = Fastify({
     logger: {
       level: config.logLevel,
+      // Readable lines on a terminal in development (log-output.ts); JSON lines otherwise.
+      stream: logStream(config.nodeEnv),
       redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' },
       // The api_key query parameter is a credential: log request paths without query strings.
       serializers: {

@@ -1,5 +1,6 @@
 // Entry point: config from env, build the app, listen, and shut down gracefully on SIGTERM/SIGINT.
 import closeWithGrace from 'close-with-grace';
+import path from 'node:path';
 import { buildApp } from './app.js';
 import { loadConfig } from './config.js';
 import { assertPortFree, startupFailureLine } from './startup-failure.js';
@@ -19,7 +20,12 @@ try {
     await started.close().finally(() => clearInterval(idle));
   });
 
-  await started.listen({ host: config.host, port: config.port });
+  const address = await started.listen({ host: config.host, port: config.port });
+  // The start-up banner: where to go next, where the data is, where development secrets live.
+  const base = address.replace('://0.0.0.0', '://localhost').replace('://[::]', '://localhost');
+  const database = started.db.kind === 'pglite' ? `embedded PGlite in ${config.pgliteDir}` : 'PostgreSQL (DATABASE_URL)';
+  const secrets = config.nodeEnv === 'production' ? 'secrets from the environment' : `development secrets in ${path.join(config.dataDir, 'secrets.json')}`;
+  started.log.info(`users-posts ready: REST reference ${base}/docs, GraphQL ${base}/graphql; database: ${database}; ${secrets}`);
 } catch (error) {
   // A start that fails says why and what to do in one line, at once; the stack only when asked for.
   process.stderr.write(`users-posts: cannot start: ${startupFailureLine(error)}\n`);
