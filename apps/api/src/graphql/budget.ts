@@ -181,15 +181,19 @@ function budgetOf(context: unknown, rootValue: unknown): Budget | undefined {
  * Where the budget of an operation stands before a run that may be discarded (compiled-execution.ts): `rewind()` gives
  * back the nodes charged since, so the run that replaces it is charged as if it were the only one, and says whether a
  * run may still follow (false once the request is over its budget: its answer is that error, nothing is re-run).
+ * `rewind(true)` also gives back the time spent since, for a replacing run that cannot wait on anything (its services
+ * fail at once): otherwise a first run that waited out the database's timeout would leave it none.
  */
-export function budgetCheckpoint(context: unknown): { rewind: () => boolean } {
+export function budgetCheckpoint(context: unknown): { rewind: (restartClock?: boolean) => boolean } {
   const budget = budgetOf(context, undefined);
   if (!budget) return { rewind: () => true };
-  const nodesLeft = budget.nodesLeft;
+  const { nodesLeft, deadline } = budget;
+  const startedAt = Date.now();
   return {
-    rewind: () => {
+    rewind: (restartClock = false) => {
       if (budget.exceeded) return false;
       budget.nodesLeft = nodesLeft;
+      if (restartClock) budget.deadline = Date.now() + (deadline - startedAt);
       return true;
     },
   };

@@ -48,6 +48,13 @@ export interface CompiledExecutionOptions {
   /** The process's compilations: at most `compileBurst` at once, then `compilesPerSecond` (defaults: COMPILE_BURST, COMPILES_PER_SECOND). */
   compileBurst?: number;
   compilesPerSecond?: number;
+  /**
+   * The context graphql-js re-runs a query with, given the compiled run's errors (default: the same). With the
+   * database unreachable the re-run would wait for the same timeouts again, past the request's deadline: the graphql
+   * plugin gives one whose services fail at once with the same error (context.ts), so the answer keeps graphql-js's
+   * shape and arrives in time.
+   */
+  referenceContext?: (context: unknown, errors: readonly unknown[]) => { context: unknown; waitsOnNothing: boolean } | undefined;
   /** Told which executor's answer was sent for each compiled run (the metrics). */
   onAnswered?: (answeredBy: 'compiled' | 'graphql-js') => void;
 }
@@ -185,22 +192,25 @@ export function compiledExecutionPlugin(options: CompiledExecutionOptions): Plug
 
   const run = (compiled: CompiledQuery, reference: ExecuteFn, args: ExecutionArgs): unknown => {
     const checkpoint = budgetCheckpoint(args.contextValue);
-    const fallBack = () => {
+    /** graphql-js's run instead, when the budget lets one follow (else the work limit answers its own error). */
+    const fallBack = (errors: readonly unknown[]): unknown => {
+      const replacement = options.referenceContext?.(args.contextValue, errors);
+      if (!checkpoint.rewind(replacement?.waitsOnNothing)) return { errors: [] };
       options.onAnswered?.('graphql-js');
-      return reference(args);
+      return reference(replacement ? { ...args, contextValue: replacement.context } : args);
     };
     const settle = (result: unknown) => {
-      if (hasErrors(result) && checkpoint.rewind()) return fallBack();
+      if (hasErrors(result)) return fallBack((result as { errors: readonly unknown[] }).errors);
       options.onAnswered?.('compiled');
       return result;
     };
     let result: unknown;
     try {
       result = compiled.query(args.rootValue, args.contextValue, args.variableValues);
-    } catch {
-      return checkpoint.rewind() ? fallBack() : { errors: [] }; // over budget: the work limit answers its own error
+    } catch (error) {
+      return fallBack([error]);
     }
-    return isPromise(result) ? result.then(settle, () => (checkpoint.rewind() ? fallBack() : { errors: [] })) : settle(result);
+    return isPromise(result) ? result.then(settle, (error: unknown) => fallBack([error])) : settle(result);
   };
 
   return {

@@ -1,5 +1,7 @@
 // The per-request GraphQL context: the domain services and this request's DataLoaders.
+import { isDatabaseUnavailableError } from '@users-posts/db';
 import type { FastifyRequest } from 'fastify';
+import { GraphQLError } from 'graphql';
 import type { Principal } from '../auth/principal.js';
 import type { Services } from '../services/index.js';
 import { createLoaders, type Loaders } from './loaders.js';
@@ -15,4 +17,25 @@ export interface GraphQLContext {
 
 export function createGraphQLContext(services: Services, principal: Principal, request?: FastifyRequest): GraphQLContext {
   return { principal, services, loaders: createLoaders(services), request };
+}
+
+/** The first error among `errors` (GraphQL errors unwrapped) that says the database cannot be reached, if any. */
+export function databaseUnavailableAmong(errors: readonly unknown[]): unknown {
+  for (const error of errors) {
+    let current: unknown = error;
+    while (current instanceof GraphQLError && current.originalError) current = current.originalError;
+    if (isDatabaseUnavailableError(current)) return current;
+  }
+  return undefined;
+}
+
+/**
+ * `context` with services whose every method fails at once with `cause` (and loaders over them): for re-running a query
+ * whose first run met an unreachable database, without waiting for the database's timeouts a second time.
+ */
+export function withUnreachableDatabase(context: GraphQLContext, cause: unknown): GraphQLContext {
+  const failing = <T extends object>(service: T): T =>
+    new Proxy(service, { get: (target, key) => (typeof Reflect.get(target, key) === 'function' ? () => Promise.reject(cause) : Reflect.get(target, key)) });
+  const services = Object.fromEntries(Object.entries(context.services).map(([name, service]) => [name, failing(service as object)])) as unknown as Services;
+  return { ...context, services, loaders: createLoaders(services) };
 }

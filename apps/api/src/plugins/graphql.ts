@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { createGraphQLError, createYoga, type Plugin } from 'graphql-yoga';
 import { compiledExecutionPlugin } from '../graphql/compiled-execution.js';
-import { createGraphQLContext } from '../graphql/context.js';
+import { createGraphQLContext, databaseUnavailableAmong, withUnreachableDatabase, type GraphQLContext } from '../graphql/context.js';
 import { maskError } from '../graphql/errors.js';
 import { graphqlFastPath } from '../graphql/http-fast-path.js';
 import { limitPlugins } from '../graphql/limits.js';
@@ -75,7 +75,16 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
     renderGraphiQL: async (options) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
     plugins: [
       // Before the work limit (limits.ts), whose execute wraps the compiled one: a compiled run is metered and stopped alike.
-      ...(app.config.graphqlCompiledExecution ? [compiledExecutionPlugin({ ...app.config.graphqlCompiledExecution, onAnswered: app.metrics.countCompiledExecution })] : []),
+      ...(app.config.graphqlCompiledExecution ? [
+            compiledExecutionPlugin({
+              ...app.config.graphqlCompiledExecution,
+              onAnswered: app.metrics.countCompiledExecution,
+              referenceContext: (context, errors) => {
+                const cause = databaseUnavailableAmong(errors);
+                return cause === undefined ? undefined : { context: withUnreachableDatabase(context as GraphQLContext, cause), waitsOnNothing: true };
+              },
+            }),
+          ] : []),
       ...limitPlugins(app.config.graphqlLimits),
       httpSubscriptionCaps(caps),
       streams.plugin,
