@@ -95,9 +95,11 @@ describe('GET /metrics', () => {
       return;
     }
     const state = (text: string, name: string) => sample(text, 'db_pool_connections', { state: name });
-    // Twelve queries of a second each on a pool of ten: ten connections busy, two requests (and the scrape's own db_up
-    // ping) waiting for one. `.then` starts them: Prisma queries are lazy.
-    const busy = Array.from({ length: 12 }, () => app.db.prisma.$queryRaw`SELECT pg_sleep(1)::text`.then(() => undefined));
+    // Twelve queries of three seconds each on a pool of ten: ten connections busy, two requests (and the scrape's own
+    // db_up ping) waiting for one. Three seconds, not one: on a loaded CI machine the scrapes below took long enough that
+    // the first queries had ended and a connection was seen idle between two of them. `.then` starts them: Prisma
+    // queries are lazy.
+    const busy = Array.from({ length: 12 }, () => app.db.prisma.$queryRaw`SELECT pg_sleep(3)::text`.then(() => undefined));
     try {
       await until((text) => (state(text, 'waiting') ?? 0) >= 2, 'two requests waiting for a connection');
       const text = await scrape();
