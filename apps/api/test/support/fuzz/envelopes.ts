@@ -66,6 +66,8 @@ export function restProblems(operationId: string, method: string, response: Http
 /** A GraphQL answer: below 500, JSON, `data` and/or `errors`, every error with a message and a SPEC §2 code. */
 export function graphqlProblems(response: HttpResult): string[] {
   if (response.status >= 500) return [`${response.status}: ${response.text.slice(0, 300)}`];
+  // A subscription's live stream (multipart for `Accept: */*`, or SSE): its events are checked by the transport suites
+  if (response.openStream) return response.status === 200 ? [] : [`a stream opened with ${response.status}`];
   const { body, problems } = parseJson(response);
   if (problems.length > 0) return problems;
   // Headers (URL included) over 16 KiB are refused by Node's HTTP parser before any route, GraphQL's included: the

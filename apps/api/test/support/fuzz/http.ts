@@ -5,9 +5,14 @@ export interface HttpResult {
   status: number;
   headers: Record<string, string>;
   text: string;
+  /** A subscription's stream (SSE or multipart) still open when the client let go of it: live, by design. */
+  openStream?: boolean;
 }
 
 const TIMEOUT_MS = 15_000;
+/** How long a streamed answer is read before the client hangs up: a subscription never ends by itself. */
+const STREAM_READ_MS = 500;
+const isStream = (type: string | undefined) => !!type && (type.startsWith('text/event-stream') || type.startsWith('multipart/'));
 
 /**
  * node:http rather than fetch: the path goes out byte for byte (fetch's URL parser would rewrite dot segments), and no
@@ -25,11 +30,23 @@ export function send(base: string, method: string, target: string, headers: Reco
       { hostname, port, method, path: target, agent, timeout: TIMEOUT_MS, headers: { ...headers, ...(payload ? { 'content-length': String(payload.length) } : {}) } },
       (response) => {
         const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('error', reject);
-        response.on('end', () => {
+        const result = (openStream: boolean): HttpResult => {
           const flat = Object.entries(response.headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : String(value)]);
-          resolve({ status: response.statusCode ?? 0, headers: Object.fromEntries(flat), text: Buffer.concat(chunks).toString('utf8') });
+          return { status: response.statusCode ?? 0, headers: Object.fromEntries(flat), text: Buffer.concat(chunks).toString('utf8'), ...(openStream ? { openStream } : {}) };
+        };
+        // A subscription asked for with `Accept: */*` (multipart) or text/event-stream stays open until the client
+        // leaves: read its start, then hang up as a client would (the server must free the stream's slot).
+        const hangUp = isStream(response.headers['content-type'])
+          ? setTimeout(() => {
+              resolve(result(true));
+              request.destroy();
+            }, STREAM_READ_MS)
+          : undefined;
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('error', reject); // after the hang-up, the promise is settled already
+        response.on('end', () => {
+          clearTimeout(hangUp);
+          resolve(result(false));
         });
       },
     );
