@@ -12,7 +12,7 @@ import { BreakingChangesRuleset } from '@useoptic/standard-rulesets';
 import { buildSchema, getNamedType, isEnumType, isInterfaceType, isObjectType, type GraphQLSchema } from 'graphql';
 import { parse as parseYaml } from 'yaml';
 import { constraintChanges } from './constraints.js';
-import { resolveRev, revExists, showFile } from './git.js';
+import { commitMessages, resolveRev, revExists, showFile } from './git.js';
 
 export interface Change {
   contract: 'graphql' | 'openapi';
@@ -142,4 +142,27 @@ export async function checkBreakingAgainst(
     else changes.push(...(await compare(base, head)));
   }
   return { baseRev, changes, ...(skipped.length ? { skipped: skipped.join('; ') } : {}) };
+}
+
+/**
+ * The breaking changes a commit since the base declares, by the Conventional Commits footer `BREAKING CHANGE: <why>`
+ * (the convention semantic-release and commitlint read): one entry per declaring commit. A breaking change passes
+ * the gate only when declared by a commit and the contracts are as committed; the declaration (the why) is printed
+ * beside it, and nothing else switches the gate off.
+ */
+export async function declaredBreakingChanges(baseRev: string, repoRoot: string): Promise<{ commit: string; reason: string }[]> {
+  // A declaration covers committed contracts only: an uncommitted edit on top is checked as undeclared.
+  for (const file of [GRAPHQL_CONTRACT, OPENAPI_CONTRACT]) {
+    const [committed, current] = [await showFile(repoRoot, 'HEAD', file), await readFile(path.join(repoRoot, file), 'utf8').catch(() => undefined)];
+    if (committed !== current) return [];
+  }
+  const declared: { commit: string; reason: string }[] = [];
+  for (const { commit, message } of await commitMessages(repoRoot, baseRev)) {
+    const footer = /(?:^|\n)BREAKING[ -]CHANGE: /.exec(message);
+    if (!footer) continue;
+    // The footer's text runs to the next blank line (a following footer) or the message's end.
+    const [text = ''] = message.slice(footer.index + footer[0].length).split('\n\n');
+    declared.push({ commit, reason: text.replace(/\s+/g, ' ').trim() });
+  }
+  return declared;
 }

@@ -9,7 +9,8 @@
 //
 // Request side (parameters and bodies), breaking when the head accepts less: maxLength/maxItems/maxProperties/
 // maximum/exclusiveMaximum lowered or added; minLength/minItems/minProperties/minimum/exclusiveMinimum raised or added;
-// a pattern, format or const added or changed; an enum added where there was none; types narrowed;
+// a pattern, format or const added or changed (not an integer format the base's bounds already lie within); an enum
+// added where there was none; types narrowed;
 // additionalProperties closed; a body newly required.
 // Response side, breaking when the head promises less: a type widened (null included). (Optic: a property no longer
 // required; enum values added, which is decided breaking: a generated client switching over the values meets one it
@@ -38,6 +39,20 @@ const typesOf = (schema: Schema): Set<string> | undefined =>
   schema.type === undefined ? undefined : new Set(Array.isArray(schema.type) ? (schema.type as string[]) : [schema.type as string]);
 const show = (value: unknown) => JSON.stringify(value);
 
+/** Integer formats by the range they accept (OpenAPI's format registry). */
+const INTEGER_RANGES: Record<string, [number, number]> = { int32: [-(2 ** 31), 2 ** 31 - 1], int64: [-(2 ** 63), 2 ** 63 - 1] };
+
+/** An integer format whose range the base's own bounds already lie within: adding it refuses no request (e.g.
+ * `format: int32` on an id bounded 1–2147483647). */
+function formatImpliedByBounds(base: Schema, format: unknown): boolean {
+  const range = typeof format === 'string' ? INTEGER_RANGES[format] : undefined;
+  const types = typesOf(base);
+  if (!range || !types || [...types].some((type) => type !== 'integer' && type !== 'null')) return false;
+  const low = typeof base.minimum === 'number' ? base.minimum : typeof base.exclusiveMinimum === 'number' ? base.exclusiveMinimum + 1 : undefined;
+  const high = typeof base.maximum === 'number' ? base.maximum : typeof base.exclusiveMaximum === 'number' ? base.exclusiveMaximum - 1 : undefined;
+  return low !== undefined && high !== undefined && low >= range[0] && high <= range[1];
+}
+
 function compareRequest(base: Schema, head: Schema, at: string, out: ConstraintChange[], depth = 0): void {
   if (depth > 32 || typeof base.$ref === 'string' || typeof head.$ref === 'string') return;
   for (const keyword of UPPER_BOUNDS) {
@@ -49,6 +64,7 @@ function compareRequest(base: Schema, head: Schema, at: string, out: ConstraintC
     if (typeof to === 'number' && (typeof from !== 'number' || to > from)) out.push({ path: at, message: `request ${keyword} tightened from ${from ?? 'none'} to ${to}` });
   }
   for (const keyword of ['pattern', 'format', 'const']) {
+    if (keyword === 'format' && base.format === undefined && formatImpliedByBounds(base, head.format)) continue;
     if (head[keyword] !== undefined && show(head[keyword]) !== show(base[keyword])) {
       out.push({ path: at, message: `request ${keyword} ${base[keyword] === undefined ? 'added' : 'changed'}: ${show(head[keyword])}` });
     }

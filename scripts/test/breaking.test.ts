@@ -8,6 +8,7 @@ import { afterAll, describe, expect, test } from '@jest/globals';
 import { parse, stringify } from 'yaml';
 import {
   checkBreakingAgainst,
+  declaredBreakingChanges,
   defaultBaseRev,
   graphqlBreakingChanges,
   openapiBreakingChanges,
@@ -130,6 +131,15 @@ describe('request tightening and response loosening (constraints.ts, rules Optic
     expect(await between(withName(before), withName(after))).toEqual([{ contract: 'openapi', message: expect.stringContaining(message), path: name }]);
   });
 
+  test('an integer format within the bounds already declared is not breaking; one that narrows them is', async () => {
+    const age = (schema: object) => (doc: any) => (doc.components.schemas.UserInput.properties.name = { type: 'integer', ...schema });
+    expect(await between(age({ minimum: 1, maximum: 2147483647 }), age({ minimum: 1, maximum: 2147483647, format: 'int32' }))).toEqual([]);
+    expect(await between(age({ minimum: 0 }), age({ minimum: 0, format: 'int32' }))).toEqual([
+      { contract: 'openapi', message: 'request format added: "int32"', path: name },
+    ]);
+    expect(await between(age({ minimum: 0, maximum: 2 ** 40 }), age({ minimum: 0, maximum: 2 ** 40, format: 'int32' }))).toHaveLength(1);
+  });
+
   test.each([
     ['a maxLength raised', { maxLength: 50 }, { maxLength: 100 }],
     ['a minLength lowered', { minLength: 3 }, { minLength: 1 }],
@@ -238,6 +248,24 @@ describe('checkBreakingAgainst', () => {
     const result = await checkBreakingAgainst('HEAD', dir);
     expect(result.skipped).toBe('openapi/openapi.yaml did not exist at HEAD');
     expect(result.changes.map((c) => c.path)).toEqual(['User.bio']);
+  });
+
+  test('a breaking change is declared by a `BREAKING CHANGE:` footer of a commit since the base, for committed contracts only', async () => {
+    const dir = repoWithCommit({ 'schema/schema.graphql': baseSdl, 'openapi/openapi.yaml': baseDoc });
+    const git = (...args: string[]) =>
+      execFileSync('git', ['-c', 'user.name=test', '-c', 'user.email=test@example.com', '-c', 'commit.gpgsign=false', ...args], { cwd: dir, stdio: 'pipe' });
+    writeFileSync(path.join(dir, 'schema/schema.graphql'), editSdl('  bio: String\n', ''));
+    git('commit', '-q', '-am', 'remove User.bio');
+    expect(await declaredBreakingChanges('HEAD~1', dir)).toEqual([]);
+
+    git('commit', '-q', '--allow-empty', '-m', 'docs: say why\n\nBREAKING CHANGE: User.bio was never filled;\nclients must stop asking for it.\n\nRefs: #12');
+    expect((await checkBreakingAgainst('HEAD~2', dir)).changes.map((change) => change.path)).toEqual(['User.bio']);
+    expect(await declaredBreakingChanges('HEAD~2', dir)).toEqual([{ commit: expect.stringMatching(/^[0-9a-f]{40}$/), reason: 'User.bio was never filled; clients must stop asking for it.' }]);
+    // not a declaration for the commits before the base
+    expect(await declaredBreakingChanges('HEAD', dir)).toEqual([]);
+    // an uncommitted contract edit on top is not covered
+    writeFileSync(path.join(dir, 'openapi/openapi.yaml'), editDoc((d) => delete d.paths['/users/{id}'].delete));
+    expect(await declaredBreakingChanges('HEAD~2', dir)).toEqual([]);
   });
 
   test('a revision that does not exist (HEAD~1 of a single commit) is skipped', async () => {

@@ -111,6 +111,26 @@ describe('POST /api/v1/api-keys', () => {
   it('accepts a name of exactly 100 characters', async () => {
     expect((await createKey(alice, 'n'.repeat(100))).name).toBe('n'.repeat(100));
   });
+
+  it('attack (key hoarding): 110 creations at once leave the user exactly 100 keys; the rest get 409 40900 and create nothing', async () => {
+    const hoarder = await createUser(app, { email: 'hoarder@example.com' });
+    const headers = bearer(await accessTokenOf(app, hoarder));
+    const answers = await Promise.all(
+      Array.from({ length: 110 }, (_, index) => app.inject({ method: 'POST', url: '/api/v1/api-keys', headers, payload: { name: `key ${index}` } })),
+    );
+    const statuses = answers.map((answer) => answer.statusCode);
+    expect(statuses.filter((status) => status === 201)).toHaveLength(100);
+    const refused = answers.filter((answer) => answer.statusCode !== 201);
+    expect(refused).toHaveLength(10);
+    for (const answer of refused) expect(answer.json()).toEqual({ code: 40900, message: expect.stringContaining('100 API keys') });
+    expect(await app.db.prisma.apiKey.count({ where: { userId: hoarder.id } })).toBe(100);
+    const listed = await list(headers);
+    expect((listed.json() as { data: { items: unknown[]; total: number } }).data).toMatchObject({ total: 100, items: expect.any(Array) });
+    // revoking one makes room for one
+    const [first] = (listed.json() as { data: { items: { id: number }[] } }).data.items;
+    expect((await remove(first!.id, headers)).statusCode).toBe(204);
+    expect((await app.inject({ method: 'POST', url: '/api/v1/api-keys', headers, payload: { name: 'again' } })).statusCode).toBe(201);
+  });
 });
 
 describe('authenticating with ?api_key=', () => {

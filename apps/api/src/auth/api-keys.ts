@@ -6,6 +6,9 @@ import type { Clock } from './clock.js';
 import { randomSecret, sha256 } from './hashing.js';
 
 const KEY_PATTERN = /^upk_([0-9a-f]{12})_[A-Za-z0-9_-]{43}$/;
+/** Keys one user may hold (the contract's `maxItems` on the list): a user scripting creations would otherwise grow
+ * the table and the unpaged list without end. */
+export const MAX_API_KEYS_PER_USER = 100;
 
 export interface CreatedApiKey {
   record: ApiKey;
@@ -22,7 +25,15 @@ export class ApiKeyService {
   async create(userId: number, name: string): Promise<CreatedApiKey> {
     const prefix = `upk_${randomBytes(6).toString('hex')}`;
     const key = `${prefix}_${randomSecret(32)}`;
-    const record = await this.prisma.apiKey.create({ data: { userId, name, prefix, keyHash: sha256(key) } });
+    const record = await this.prisma.$transaction(async (tx) => {
+      // The user's row, locked, serialises the user's concurrent creations: each counts the keys of the one before.
+      await tx.$executeRaw`SELECT 1 FROM users WHERE id = ${userId} FOR UPDATE`;
+      const held = await tx.apiKey.count({ where: { userId } });
+      if (held >= MAX_API_KEYS_PER_USER) {
+        throw new AppError('CONFLICT', `At most ${MAX_API_KEYS_PER_USER} API keys per user: revoke one to create another`);
+      }
+      return tx.apiKey.create({ data: { userId, name, prefix, keyHash: sha256(key) } });
+    });
     return { record, key };
   }
 

@@ -2,11 +2,23 @@
 import type { FastifySchemaValidationError } from 'fastify/types/schema.js';
 import type { FieldError } from '../errors.js';
 
+/** The contract's bounds on `errors[]` (maxItems) and on `field` (maxLength). */
+export const MAX_FIELD_ERRORS = 100;
+const MAX_FIELD_LENGTH = 256;
+const MAX_ECHOED_NAME = 128;
+
+/** Cut at `max` characters, marked with an ellipsis: a client's property names are echoed back, and a body of 1 MiB
+ * may hold a key of nearly that length, or unknown objects nested a thousand deep. */
+function cut(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+const echoed = (name: string) => cut(name, MAX_ECHOED_NAME);
+
 function fieldPath(instancePath: string): string {
   return instancePath
     .split('/')
     .filter(Boolean)
-    .map((part, index) => (/^\d+$/.test(part) ? `[${part}]` : index === 0 ? part : `.${part}`))
+    .map((part, index) => (/^\d+$/.test(part) ? `[${part}]` : index === 0 ? echoed(part) : `.${echoed(part)}`))
     .join('');
 }
 
@@ -14,6 +26,8 @@ function join(base: string, name: string): string {
   return base ? `${base}.${name}` : name;
 }
 
+/** Every failing field once, in Ajv's order, at most MAX_FIELD_ERRORS of them (Ajv reports all: a body of 10,000
+ * unknown keys would otherwise be answered with 10,000 errors). */
 export function fieldErrors(errors: FastifySchemaValidationError[]): FieldError[] {
   const seen = new Set<string>();
   const result: FieldError[] = [];
@@ -26,13 +40,14 @@ export function fieldErrors(errors: FastifySchemaValidationError[]): FieldError[
       field = join(base, params.missingProperty);
       message = 'is required';
     } else if (error.keyword === 'additionalProperties' && typeof params.additionalProperty === 'string') {
-      field = join(base, params.additionalProperty);
+      field = join(base, echoed(params.additionalProperty));
       message = 'is not allowed';
     }
     const key = `${field}\n${message}`;
     if (!seen.has(key)) {
       seen.add(key);
-      result.push({ field: field || '(body)', message });
+      result.push({ field: cut(field, MAX_FIELD_LENGTH) || '(body)', message });
+      if (result.length === MAX_FIELD_ERRORS) break;
     }
   }
   return result;

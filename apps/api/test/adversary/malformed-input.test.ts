@@ -72,11 +72,18 @@ describe('numbers beyond any range', () => {
     ]);
   });
 
-  it('answers a huge but finite page or offset with an empty page past the end (not an error)', async () => {
-    for (const query of ['page=99999999999999999999', 'offset=1e300&limit=1']) {
+  it('refuses a page or offset beyond 32 bits (as GraphQL Int) naming it, and answers the largest with an empty page past the end', async () => {
+    await expectAllRefused([
+      { url: '/api/v1/users?page=99999999999999999999', field: 'page' },
+      { url: '/api/v1/users?page=2147483648', field: 'page' },
+      { url: '/api/v1/users?offset=1e300&limit=1', field: 'offset' },
+      { url: '/api/v1/users?offset=2147483647&limit=1', field: 'offset' },
+    ]);
+    for (const query of ['page=2147483647', 'offset=2147483646&limit=1']) {
       const reply = await app.inject({ method: 'GET', url: `/api/v1/users?${query}` });
       expect(reply.statusCode).toBe(200);
-      expect(reply.json()).toMatchObject({ data: { items: [] } });
+      // `page` stays a 32-bit integer as the contract declares it: offset ÷ limit + 1 ≤ 2147483647
+      expect(reply.json()).toMatchObject({ data: { items: [], page: 2147483647 } });
     }
   });
 
@@ -236,6 +243,20 @@ describe('long strings, arrays for scalars, prototype keys', () => {
       { url: '/api/v1/users', method: 'POST', payload: '{"name":"a","email":"p2@example.com","constructor":{"prototype":{"role":"ADMIN"}}}' },
       { url: '/api/v1/posts', method: 'POST', payload: { title: 't', content: 'c', authorId: 99_999_999_999 } },
     ]);
+  });
+
+  it('attack (error amplification): 5,000 unknown keys, one of 100,000 characters, get at most 100 errors of bounded names', async () => {
+    const body: Record<string, unknown> = { name: 'a', email: 'amplify@example.com', ['k'.repeat(100_000)]: { ['deep'.repeat(200)]: '\u0000' } };
+    for (let index = 0; index < 5_000; index += 1) body[`unknown${index}`] = index;
+    const before = await counts();
+    const reply = await app.inject({ method: 'POST', url: '/api/v1/users', payload: body });
+    expect(reply.statusCode).toBe(422);
+    const { errors } = reply.json() as { errors: { field: string; message: string }[] };
+    expect(errors).toHaveLength(100);
+    for (const error of errors) expect(error.field.length).toBeLessThanOrEqual(256);
+    expect(errors.some((error) => error.field.startsWith('kkkk') && error.field.endsWith('…'))).toBe(true);
+    expect(reply.payload.length).toBeLessThan(40_000);
+    expect(await counts()).toEqual(before);
   });
 });
 

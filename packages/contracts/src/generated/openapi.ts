@@ -109,7 +109,8 @@ export interface paths {
          * Create an API key
          * @description Creates an API key for the calling user. The full `key` appears in this answer only; the
          *     server stores just a hash and the `prefix`. Use it as `?api_key=<key>`. Requires a user
-         *     principal; a signed request (service principal) gets `403`.
+         *     principal; a signed request (service principal) gets `403`. A user holds at most 100 keys:
+         *     the 101st is refused with `409` (`40900`) until one is revoked.
          */
         post: operations["createApiKey"];
         delete?: never;
@@ -652,6 +653,7 @@ export interface components {
         OrderStatus: "pending" | "paid" | "shipped" | "cancelled";
         /** @description A user's public representation (never a password hash, token version or secret). */
         User: {
+            /** Format: int32 */
             id: number;
             name: string;
             /**
@@ -659,6 +661,7 @@ export interface components {
              * @description Stored lower-cased; unique case-insensitively.
              */
             email: string;
+            /** Format: int32 */
             age: number | null;
             role: components["schemas"]["Role"];
             /** Format: date-time */
@@ -671,10 +674,12 @@ export interface components {
          *     because `fields=` may reduce each item to a subset (`id` is always included).
          */
         UserItem: {
+            /** Format: int32 */
             id: number;
             name?: string;
             /** Format: email */
             email?: string;
+            /** Format: int32 */
             age?: number | null;
             role?: components["schemas"]["Role"];
             /** Format: date-time */
@@ -684,10 +689,14 @@ export interface components {
         };
         /** @description A post. */
         Post: {
+            /** Format: int32 */
             id: number;
             title: string;
             content: string;
-            /** @description Id of the author (a user). */
+            /**
+             * Format: int32
+             * @description Id of the author (a user).
+             */
             authorId: number;
             /** Format: date-time */
             createdAt: string;
@@ -699,9 +708,11 @@ export interface components {
          *     because `fields=` may reduce each item to a subset (`id` is always included).
          */
         PostItem: {
+            /** Format: int32 */
             id: number;
             title?: string;
             content?: string;
+            /** Format: int32 */
             authorId?: number;
             /** Format: date-time */
             createdAt?: string;
@@ -710,10 +721,15 @@ export interface components {
         };
         /** @description A comment on a post. */
         Comment: {
+            /** Format: int32 */
             id: number;
             body: string;
+            /** Format: int32 */
             postId: number;
-            /** @description Id of the user who wrote the comment. */
+            /**
+             * Format: int32
+             * @description Id of the user who wrote the comment.
+             */
             authorId: number;
             /** Format: date-time */
             createdAt: string;
@@ -723,20 +739,29 @@ export interface components {
          *     required because `fields=` may reduce each item to a subset (`id` is always included).
          */
         CommentItem: {
+            /** Format: int32 */
             id: number;
             body?: string;
+            /** Format: int32 */
             postId?: number;
+            /** Format: int32 */
             authorId?: number;
             /** Format: date-time */
             createdAt?: string;
         };
         /** @description An order of a user. */
         Order: {
+            /** Format: int32 */
             id: number;
+            /** Format: int32 */
             userId: number;
             product: string;
+            /** Format: int32 */
             quantity: number;
-            /** @description Total price in cents. */
+            /**
+             * Format: int32
+             * @description Total price in cents.
+             */
             totalCents: number;
             status: components["schemas"]["OrderStatus"];
             /** Format: date-time */
@@ -747,10 +772,14 @@ export interface components {
          *     because `fields=` may reduce each item to a subset (`id` is always included).
          */
         OrderItem: {
+            /** Format: int32 */
             id: number;
+            /** Format: int32 */
             userId?: number;
             product?: string;
+            /** Format: int32 */
             quantity?: number;
+            /** Format: int32 */
             totalCents?: number;
             status?: components["schemas"]["OrderStatus"];
             /** Format: date-time */
@@ -758,6 +787,7 @@ export interface components {
         };
         /** @description An API key without its secret. */
         ApiKey: {
+            /** Format: int32 */
             id: number;
             name: string;
             /** @description The first characters of the key, to recognise it (not a secret). */
@@ -767,6 +797,7 @@ export interface components {
         };
         /** @description A newly created API key including the full `key`, which is shown only in this answer. */
         ApiKeyCreated: {
+            /** Format: int32 */
             id: number;
             name: string;
             /** @description The first characters of the key, to recognise it (not a secret). */
@@ -781,6 +812,7 @@ export interface components {
             name: string;
             /** Format: email */
             email: string;
+            /** Format: int32 */
             age?: number | null;
             /** @description Optional; a user without a password cannot log in with one. */
             password?: string;
@@ -790,6 +822,7 @@ export interface components {
             name: string;
             /** Format: email */
             email: string;
+            /** Format: int32 */
             age?: number | null;
             role?: components["schemas"]["Role"];
         };
@@ -798,6 +831,7 @@ export interface components {
             name?: string;
             /** Format: email */
             email?: string;
+            /** Format: int32 */
             age?: number | null;
             role?: components["schemas"]["Role"];
         };
@@ -817,7 +851,9 @@ export interface components {
         };
         CreateOrderInput: {
             product: string;
+            /** Format: int32 */
             quantity: number;
+            /** Format: int32 */
             totalCents: number;
         };
         UpdateOrderInput: {
@@ -849,7 +885,10 @@ export interface components {
             refreshToken: string;
             /** @enum {string} */
             tokenType: "Bearer";
-            /** @description Lifetime of the access token in seconds (900). */
+            /**
+             * Format: int32
+             * @description Lifetime of the access token in seconds (900).
+             */
             expiresIn: number;
         };
         /** @description Token login result. */
@@ -862,7 +901,10 @@ export interface components {
             refreshToken: string;
             /** @enum {string} */
             tokenType: "Bearer";
-            /** @description Lifetime of the access token in seconds (900). */
+            /**
+             * Format: int32
+             * @description Lifetime of the access token in seconds (900).
+             */
             expiresIn: number;
         };
         /** @description Session login result; the session identifier is in the `sid` cookie. */
@@ -877,7 +919,10 @@ export interface components {
             /** @enum {boolean} */
             success: false;
             error: string;
-            /** @enum {integer} */
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
             code?: 40100;
             message?: string;
         };
@@ -888,105 +933,153 @@ export interface components {
         };
         /** @description Error envelope. `code` is the five-digit application code (HTTP status × 100 + detail). */
         ErrorEnvelope: {
+            /** Format: int32 */
             code: number;
             message: string;
             errors?: components["schemas"]["FieldError"][];
         };
         /** @description Error envelope of a validation failure (`42200`); `errors` names each failing field. */
         ValidationErrorEnvelope: {
+            /** Format: int32 */
             code: number;
             message: string;
             errors: components["schemas"]["FieldError"][];
         };
         /** @description Error envelope of a `401` (`40100`), plus `error` (a string) as authentication failures carry. */
         UnauthorizedError: {
+            /** Format: int32 */
             code: number;
             message: string;
             error: string;
             errors?: components["schemas"]["FieldError"][];
         };
         UserEnvelope: {
-            /** @enum {integer} */
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
             code: 0;
             message: string;
             data: components["schemas"]["User"];
         };
         PostEnvelope: {
-            /** @enum {integer} */
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
             code: 0;
             message: string;
             data: components["schemas"]["Post"];
         };
         CommentEnvelope: {
-            /** @enum {integer} */
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
             code: 0;
             message: string;
             data: components["schemas"]["Comment"];
         };
         OrderEnvelope: {
-            /** @enum {integer} */
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
             code: 0;
             message: string;
             data: components["schemas"]["Order"];
         };
         ApiKeyCreatedEnvelope: {
-            /** @enum {integer} */
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
             code: 0;
             message: string;
             data: components["schemas"]["ApiKeyCreated"];
         };
         ApiKeyListEnvelope: {
-            /** @enum {integer} */
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
             code: 0;
             message: string;
             data: {
                 items: components["schemas"]["ApiKey"][];
+                /** Format: int32 */
                 total: number;
             };
         };
         BatchCreateUsersEnvelope: {
-            /** @enum {integer} */
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
             code: 0;
             message: string;
             data: {
                 items: components["schemas"]["User"][];
+                /** Format: int32 */
                 count: number;
             };
         };
         BulkDeleteEnvelope: {
-            /** @enum {integer} */
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
             code: 0;
             message: string;
             data: {
-                /** @description How many users were deleted (ids that did not exist are not counted). */
+                /**
+                 * Format: int32
+                 * @description How many users were deleted (ids that did not exist are not counted).
+                 */
                 deleted: number;
             };
         };
         BulkUpdateEnvelope: {
-            /** @enum {integer} */
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
             code: 0;
             message: string;
             data: {
-                /** @description How many users were updated (ids that do not exist are not counted). */
+                /**
+                 * Format: int32
+                 * @description How many users were updated (ids that do not exist are not counted).
+                 */
                 updated: number;
             };
         };
         /** @description Page or offset paging of users. */
         UserPageEnvelope: {
-            /** @enum {integer} */
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
             code: 0;
             message: string;
             data: {
                 items: components["schemas"]["UserItem"][];
+                /** Format: int32 */
                 total: number;
+                /** Format: int32 */
                 page: number;
+                /** Format: int32 */
                 pageSize: number;
+                /** Format: int32 */
                 totalPages: number;
             };
         };
         /** @description Cursor paging of users. */
         UserCursorEnvelope: {
-            /** @enum {integer} */
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
             code: 0;
             message: string;
             data: {
@@ -998,20 +1091,30 @@ export interface components {
         };
         /** @description Page or offset paging of posts. */
         PostPageEnvelope: {
-            /** @enum {integer} */
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
             code: 0;
             message: string;
             data: {
                 items: components["schemas"]["PostItem"][];
+                /** Format: int32 */
                 total: number;
+                /** Format: int32 */
                 page: number;
+                /** Format: int32 */
                 pageSize: number;
+                /** Format: int32 */
                 totalPages: number;
             };
         };
         /** @description Cursor paging of posts. */
         PostCursorEnvelope: {
-            /** @enum {integer} */
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
             code: 0;
             message: string;
             data: {
@@ -1023,20 +1126,30 @@ export interface components {
         };
         /** @description Page or offset paging of comments. */
         CommentPageEnvelope: {
-            /** @enum {integer} */
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
             code: 0;
             message: string;
             data: {
                 items: components["schemas"]["CommentItem"][];
+                /** Format: int32 */
                 total: number;
+                /** Format: int32 */
                 page: number;
+                /** Format: int32 */
                 pageSize: number;
+                /** Format: int32 */
                 totalPages: number;
             };
         };
         /** @description Cursor paging of comments. */
         CommentCursorEnvelope: {
-            /** @enum {integer} */
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
             code: 0;
             message: string;
             data: {
@@ -1048,20 +1161,30 @@ export interface components {
         };
         /** @description Page or offset paging of orders. */
         OrderPageEnvelope: {
-            /** @enum {integer} */
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
             code: 0;
             message: string;
             data: {
                 items: components["schemas"]["OrderItem"][];
+                /** Format: int32 */
                 total: number;
+                /** Format: int32 */
                 page: number;
+                /** Format: int32 */
                 pageSize: number;
+                /** Format: int32 */
                 totalPages: number;
             };
         };
         /** @description Cursor paging of orders. */
         OrderCursorEnvelope: {
-            /** @enum {integer} */
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
             code: 0;
             message: string;
             data: {
@@ -1745,13 +1868,13 @@ export interface components {
          * @example 1,2,3
          */
         ids: string;
-        /** @description Page number, from 1 (page paging; default 1). */
+        /** @description Page number, from 1 (page paging; default 1), a 32-bit integer as GraphQL's `Int`; a page past the end is empty. */
         page: number;
         /** @description Items per page for page paging (default 20, maximum 100). */
         pageSize: number;
         /** @description Alias of `pageSize`. */
         size: number;
-        /** @description Items to skip; selects offset paging (default 0). */
+        /** @description Items to skip; selects offset paging (default 0). At most 2147483646, so that the answer's `page` (offset ÷ limit + 1) stays a 32-bit integer as declared; an offset past the end answers an empty page. */
         offset: number;
         /** @description Items per page for offset and cursor paging (default 20, maximum 100); without `cursor` it selects offset paging. */
         limit: number;
@@ -1993,7 +2116,7 @@ export interface operations {
                      *           {
                      *             "id": 3,
                      *             "name": "CI pipeline",
-                     *             "prefix": "upk_7Qm2xK",
+                     *             "prefix": "upk_3f9a1c07b2e4",
                      *             "createdAt": "2025-02-01T12:00:00.000Z"
                      *           }
                      *         ],
@@ -2051,8 +2174,8 @@ export interface operations {
                      *       "data": {
                      *         "id": 3,
                      *         "name": "CI pipeline",
-                     *         "prefix": "upk_7Qm2xK",
-                     *         "key": "upk_7Qm2xK.3bXo1yN0f9tR8cVq2LzW5eHs6JdUa4Pk",
+                     *         "prefix": "upk_3f9a1c07b2e4",
+                     *         "key": "upk_3f9a1c07b2e4_Xq3bXo1yN0f9tR8cVq2LzW5eHs6JdUa4Pk7mRt2wYv0",
                      *         "createdAt": "2025-02-01T12:00:00.000Z"
                      *       }
                      *     }
@@ -2064,6 +2187,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
@@ -2187,13 +2311,13 @@ export interface operations {
     listUsers: {
         parameters: {
             query?: {
-                /** @description Page number, from 1 (page paging; default 1). */
+                /** @description Page number, from 1 (page paging; default 1), a 32-bit integer as GraphQL's `Int`; a page past the end is empty. */
                 page?: components["parameters"]["page"];
                 /** @description Items per page for page paging (default 20, maximum 100). */
                 pageSize?: components["parameters"]["pageSize"];
                 /** @description Alias of `pageSize`. */
                 size?: components["parameters"]["size"];
-                /** @description Items to skip; selects offset paging (default 0). */
+                /** @description Items to skip; selects offset paging (default 0). At most 2147483646, so that the answer's `page` (offset ÷ limit + 1) stays a 32-bit integer as declared; an offset past the end answers an empty page. */
                 offset?: components["parameters"]["offset"];
                 /** @description Items per page for offset and cursor paging (default 20, maximum 100); without `cursor` it selects offset paging. */
                 limit?: components["parameters"]["limit"];
@@ -2604,13 +2728,13 @@ export interface operations {
     listUserPosts: {
         parameters: {
             query?: {
-                /** @description Page number, from 1 (page paging; default 1). */
+                /** @description Page number, from 1 (page paging; default 1), a 32-bit integer as GraphQL's `Int`; a page past the end is empty. */
                 page?: components["parameters"]["page"];
                 /** @description Items per page for page paging (default 20, maximum 100). */
                 pageSize?: components["parameters"]["pageSize"];
                 /** @description Alias of `pageSize`. */
                 size?: components["parameters"]["size"];
-                /** @description Items to skip; selects offset paging (default 0). */
+                /** @description Items to skip; selects offset paging (default 0). At most 2147483646, so that the answer's `page` (offset ÷ limit + 1) stays a 32-bit integer as declared; an offset past the end answers an empty page. */
                 offset?: components["parameters"]["offset"];
                 /** @description Items per page for offset and cursor paging (default 20, maximum 100); without `cursor` it selects offset paging. */
                 limit?: components["parameters"]["limit"];
@@ -2729,13 +2853,13 @@ export interface operations {
     listUserOrders: {
         parameters: {
             query?: {
-                /** @description Page number, from 1 (page paging; default 1). */
+                /** @description Page number, from 1 (page paging; default 1), a 32-bit integer as GraphQL's `Int`; a page past the end is empty. */
                 page?: components["parameters"]["page"];
                 /** @description Items per page for page paging (default 20, maximum 100). */
                 pageSize?: components["parameters"]["pageSize"];
                 /** @description Alias of `pageSize`. */
                 size?: components["parameters"]["size"];
-                /** @description Items to skip; selects offset paging (default 0). */
+                /** @description Items to skip; selects offset paging (default 0). At most 2147483646, so that the answer's `page` (offset ÷ limit + 1) stays a 32-bit integer as declared; an offset past the end answers an empty page. */
                 offset?: components["parameters"]["offset"];
                 /** @description Items per page for offset and cursor paging (default 20, maximum 100); without `cursor` it selects offset paging. */
                 limit?: components["parameters"]["limit"];
@@ -2904,13 +3028,13 @@ export interface operations {
     listPosts: {
         parameters: {
             query?: {
-                /** @description Page number, from 1 (page paging; default 1). */
+                /** @description Page number, from 1 (page paging; default 1), a 32-bit integer as GraphQL's `Int`; a page past the end is empty. */
                 page?: components["parameters"]["page"];
                 /** @description Items per page for page paging (default 20, maximum 100). */
                 pageSize?: components["parameters"]["pageSize"];
                 /** @description Alias of `pageSize`. */
                 size?: components["parameters"]["size"];
-                /** @description Items to skip; selects offset paging (default 0). */
+                /** @description Items to skip; selects offset paging (default 0). At most 2147483646, so that the answer's `page` (offset ÷ limit + 1) stays a 32-bit integer as declared; an offset past the end answers an empty page. */
                 offset?: components["parameters"]["offset"];
                 /** @description Items per page for offset and cursor paging (default 20, maximum 100); without `cursor` it selects offset paging. */
                 limit?: components["parameters"]["limit"];
@@ -3017,13 +3141,13 @@ export interface operations {
     listComments: {
         parameters: {
             query?: {
-                /** @description Page number, from 1 (page paging; default 1). */
+                /** @description Page number, from 1 (page paging; default 1), a 32-bit integer as GraphQL's `Int`; a page past the end is empty. */
                 page?: components["parameters"]["page"];
                 /** @description Items per page for page paging (default 20, maximum 100). */
                 pageSize?: components["parameters"]["pageSize"];
                 /** @description Alias of `pageSize`. */
                 size?: components["parameters"]["size"];
-                /** @description Items to skip; selects offset paging (default 0). */
+                /** @description Items to skip; selects offset paging (default 0). At most 2147483646, so that the answer's `page` (offset ÷ limit + 1) stays a 32-bit integer as declared; an offset past the end answers an empty page. */
                 offset?: components["parameters"]["offset"];
                 /** @description Items per page for offset and cursor paging (default 20, maximum 100); without `cursor` it selects offset paging. */
                 limit?: components["parameters"]["limit"];
