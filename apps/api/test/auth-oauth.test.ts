@@ -156,7 +156,7 @@ describe('GET /auth/oauth/{provider}/callback: logging in', () => {
 
     expect(result.statusCode).toBe(200);
     const body = result.json();
-    expect(body).toEqual({ success: true, accessToken: expect.any(String), refreshToken: expect.any(String), tokenType: 'Bearer', expiresIn: 900 });
+    expect(body).toEqual({ success: true, login: 'tokens', accessToken: expect.any(String), refreshToken: expect.any(String), tokenType: 'Bearer', expiresIn: 900 });
     expect(result.headers['cache-control']).toBe('no-store');
     // The transaction cookie is spent.
     expect(result.cookies.find((c) => c.name === TX_COOKIE)).toMatchObject({ value: '' });
@@ -247,7 +247,7 @@ describe('GET /auth/oauth/{provider}/callback: logging in', () => {
   it('with ?session=true: the sid cookie (HttpOnly, Secure, SameSite=Lax, Max-Age=86400) and {success: true}', async () => {
     const { result } = await login({ sub: newSubject(), email: 'session.user@example.com', email_verified: true, name: 'Sess' }, '?session=true');
     expect(result.statusCode).toBe(200);
-    expect(result.json()).toEqual({ success: true });
+    expect(result.json()).toEqual({ success: true, login: 'session' });
     const sid = result.cookies.find((c) => c.name === 'sid');
     expect(sid).toMatchObject({ httpOnly: true, secure: true, sameSite: 'Lax', maxAge: 86400, path: '/' });
     expect(sid!.value).toMatch(/^[A-Za-z0-9_-]{40,}$/);

@@ -64,7 +64,7 @@ describe('seed §3 token lifecycle', () => {
     const response = await login();
     expect(response.statusCode).toBe(200);
     const body = response.json();
-    expect(body).toEqual({ success: true, accessToken: expect.any(String), refreshToken: expect.any(String), tokenType: 'Bearer', expiresIn: 900 });
+    expect(body).toEqual({ success: true, login: 'tokens', accessToken: expect.any(String), refreshToken: expect.any(String), tokenType: 'Bearer', expiresIn: 900 });
     const access = claims(body.accessToken);
     expect(access).toEqual({ userId, type: 'access', ver: await tokenVersion(), jti: expect.any(String), iat: expect.any(Number), exp: expect.any(Number) });
     expect((access.exp as number) - (access.iat as number)).toBe(15 * 60);
@@ -229,7 +229,7 @@ describe('session login', () => {
   it('sets the sid cookie with the SPEC attributes and authenticates with it', async () => {
     const response = await login({ session: true });
     expect(response.statusCode).toBe(200);
-    expect(response.json()).toEqual({ success: true });
+    expect(response.json()).toEqual({ success: true, login: 'session' });
     expect(response.headers['set-cookie']).toMatch(/^sid=[^;]+; Max-Age=86400; Path=\/; HttpOnly; Secure; SameSite=Lax$/);
     const sid = sessionCookie(response)!.value;
     expect((await protectedCall({ cookie: `sid=${sid}` })).statusCode).toBe(200);

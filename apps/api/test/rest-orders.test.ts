@@ -59,7 +59,7 @@ describe('GET /api/v1/users/{id}/orders', () => {
   it('lists the owner’s orders in the exact envelope (owner and ADMIN alike)', async () => {
     const mine = await get(url(alice.id), alice.headers);
     expect(mine.status).toBe(200);
-    expect(mine.body).toEqual({ code: 0, message: 'ok', data: { items: orders.map(orderJson), total: 6, page: 1, pageSize: 20, totalPages: 1 } });
+    expect(mine.body).toEqual({ code: 0, message: 'ok', paging: 'page', data: { items: orders.map(orderJson), total: 6, page: 1, pageSize: 20, totalPages: 1 } });
     expect((await get(url(alice.id), admin.headers)).body).toEqual(mine.body);
     expect(ids((await get(url(bob.id), bob.headers)).body.data.items)).toEqual([bobsOrder.id]);
   });

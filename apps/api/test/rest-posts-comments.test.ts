@@ -72,7 +72,7 @@ describe('GET /api/v1/posts', () => {
   it('answers page 1 of 20 in id order in the exact envelope', async () => {
     const { status, body } = await get('/api/v1/posts');
     expect(status).toBe(200);
-    expect(body).toEqual({ code: 0, message: 'ok', data: { items: posts.map(postJson), total: 5, page: 1, pageSize: 20, totalPages: 1 } });
+    expect(body).toEqual({ code: 0, message: 'ok', paging: 'page', data: { items: posts.map(postJson), total: 5, page: 1, pageSize: 20, totalPages: 1 } });
   });
 
   it('pages by page/pageSize and size, and by offset/limit', async () => {
@@ -161,7 +161,7 @@ describe('GET /api/v1/comments', () => {
   it('lists every comment in the exact envelope', async () => {
     const { status, body } = await get('/api/v1/comments');
     expect(status).toBe(200);
-    expect(body).toEqual({ code: 0, message: 'ok', data: { items: comments.map(commentJson), total: 5, page: 1, pageSize: 20, totalPages: 1 } });
+    expect(body).toEqual({ code: 0, message: 'ok', paging: 'page', data: { items: comments.map(commentJson), total: 5, page: 1, pageSize: 20, totalPages: 1 } });
   });
 
   it('filters by postId and userId (the author), searches the body, reduces fields', async () => {

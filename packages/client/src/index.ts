@@ -55,7 +55,7 @@ export function createApiClient(options: ClientOptions): ApiClient {
     auth: {
       async login(input) {
         const result = await postLogin(rest, input);
-        if (result.data && 'accessToken' in result.data) {
+        if (result.data?.login === 'tokens') {
           session.setTokens({ accessToken: result.data.accessToken, refreshToken: result.data.refreshToken });
         }
         return result;

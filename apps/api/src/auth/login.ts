@@ -4,9 +4,10 @@ import { ACCESS_TTL_SECONDS } from './jwt.js';
 import type { Identity } from './identity.js';
 import { SESSION_COOKIE, SESSION_TTL_SECONDS } from './sessions.js';
 
+/** `login` tells the two apart: the contract's discriminator between LoginTokens and LoginSession. */
 export type LoginBody =
-  | { success: true; accessToken: string; refreshToken: string; tokenType: 'Bearer'; expiresIn: number }
-  | { success: true };
+  | { success: true; login: 'tokens'; accessToken: string; refreshToken: string; tokenType: 'Bearer'; expiresIn: number }
+  | { success: true; login: 'session' };
 
 /** Cookie attributes of SPEC §3 (`Secure` always: browsers treat localhost as a secure context). */
 export const SESSION_COOKIE_OPTIONS = { httpOnly: true, secure: true, sameSite: 'lax', path: '/' } as const;
@@ -20,10 +21,10 @@ export async function completeLogin(
   if (options.session) {
     const secret = await identity.sessions.create(user.id);
     reply.setCookie(SESSION_COOKIE, secret, { ...SESSION_COOKIE_OPTIONS, maxAge: SESSION_TTL_SECONDS });
-    return { success: true };
+    return { success: true, login: 'session' };
   }
   const pair = await identity.refreshTokens.issue(user.id, user.tokenVersion);
-  return { success: true, ...pair, tokenType: 'Bearer', expiresIn: ACCESS_TTL_SECONDS };
+  return { success: true, login: 'tokens', ...pair, tokenType: 'Bearer', expiresIn: ACCESS_TTL_SECONDS };
 }
 
 export function clearSessionCookie(reply: FastifyReply): void {

@@ -895,6 +895,11 @@ export interface components {
         LoginTokens: {
             /** @enum {boolean} */
             success: true;
+            /**
+             * @description How the login completed: `tokens` (this token pair). The discriminator between this and `LoginSession`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            login: "tokens";
             /** @description HS256 JWT, valid 15 minutes. */
             accessToken: string;
             /** @description HS256 JWT (separate secret), valid 7 days, one-time use. */
@@ -911,6 +916,11 @@ export interface components {
         LoginSession: {
             /** @enum {boolean} */
             success: true;
+            /**
+             * @description How the login completed: `session` (the `sid` cookie). The discriminator between this and `LoginTokens`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            login: "session";
         };
         /** @description `LoginTokens` by default; `LoginSession` when `"session": true` was sent (or `?session=true` on OAuth authorize). */
         LoginResult: components["schemas"]["LoginTokens"] | components["schemas"]["LoginSession"];
@@ -1062,6 +1072,11 @@ export interface components {
              */
             code: 0;
             message: string;
+            /**
+             * @description Which paging answered: `page` (page or offset paging; `data` has `total`, `page`, `pageSize`, `totalPages`). The discriminator between this envelope and the cursor one. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            paging: "page";
             data: {
                 items: components["schemas"]["UserItem"][];
                 /** Format: int32 */
@@ -1082,6 +1097,11 @@ export interface components {
              */
             code: 0;
             message: string;
+            /**
+             * @description Which paging answered: `cursor` (`data` has `nextCursor` and `hasMore`). The discriminator between this envelope and the page one. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            paging: "cursor";
             data: {
                 items: components["schemas"]["UserItem"][];
                 /** @description Cursor of the next page; `null` on the last page. */
@@ -1097,6 +1117,11 @@ export interface components {
              */
             code: 0;
             message: string;
+            /**
+             * @description Which paging answered: `page` (page or offset paging; `data` has `total`, `page`, `pageSize`, `totalPages`). The discriminator between this envelope and the cursor one. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            paging: "page";
             data: {
                 items: components["schemas"]["PostItem"][];
                 /** Format: int32 */
@@ -1117,6 +1142,11 @@ export interface components {
              */
             code: 0;
             message: string;
+            /**
+             * @description Which paging answered: `cursor` (`data` has `nextCursor` and `hasMore`). The discriminator between this envelope and the page one. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            paging: "cursor";
             data: {
                 items: components["schemas"]["PostItem"][];
                 /** @description Cursor of the next page; `null` on the last page. */
@@ -1132,6 +1162,11 @@ export interface components {
              */
             code: 0;
             message: string;
+            /**
+             * @description Which paging answered: `page` (page or offset paging; `data` has `total`, `page`, `pageSize`, `totalPages`). The discriminator between this envelope and the cursor one. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            paging: "page";
             data: {
                 items: components["schemas"]["CommentItem"][];
                 /** Format: int32 */
@@ -1152,6 +1187,11 @@ export interface components {
              */
             code: 0;
             message: string;
+            /**
+             * @description Which paging answered: `cursor` (`data` has `nextCursor` and `hasMore`). The discriminator between this envelope and the page one. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            paging: "cursor";
             data: {
                 items: components["schemas"]["CommentItem"][];
                 /** @description Cursor of the next page; `null` on the last page. */
@@ -1167,6 +1207,11 @@ export interface components {
              */
             code: 0;
             message: string;
+            /**
+             * @description Which paging answered: `page` (page or offset paging; `data` has `total`, `page`, `pageSize`, `totalPages`). The discriminator between this envelope and the cursor one. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            paging: "page";
             data: {
                 items: components["schemas"]["OrderItem"][];
                 /** Format: int32 */
@@ -1187,6 +1232,11 @@ export interface components {
              */
             code: 0;
             message: string;
+            /**
+             * @description Which paging answered: `cursor` (`data` has `nextCursor` and `hasMore`). The discriminator between this envelope and the page one. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            paging: "cursor";
             data: {
                 items: components["schemas"]["OrderItem"][];
                 /** @description Cursor of the next page; `null` on the last page. */
