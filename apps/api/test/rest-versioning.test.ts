@@ -63,9 +63,27 @@ describe('the same handlers answer', () => {
     expect(missing.body).toEqual({ code: 40400, message: 'User not found' });
   });
 
-  it('answering application/json to a vendor media type request', async () => {
-    const { headers } = await get('/api/users', { accept: V1 });
-    expect(headers['content-type']).toMatch(/^application\/json/);
+  it.each([
+    ['the vendor type alone', V1, V1],
+    ['the vendor type preferred by quality', `application/json;q=0.5, ${V1}`, V1],
+    ['application/json preferred by quality', `${V1};q=0.4, application/json`, 'application/json'],
+    ['no vendor type', 'application/json', 'application/json'],
+    ['anything', '*/*', 'application/json'],
+  ])('labelling the answer with the media type Accept prefers: %s', async (_case, accept, type) => {
+    for (const url of ['/api/users', '/api/v1/users', `/api/users/${fixture.users[0]!.id}`]) {
+      const { status, headers, body } = await get(url, { accept });
+      expect(status).toBe(200);
+      expect(headers['content-type']).toBe(`${type}; charset=utf-8`);
+      expect(body).toMatchObject({ code: 0, message: 'ok' });
+    }
+  });
+
+  it('labelling errors the same way (404, 400 naming a parameter, 401)', async () => {
+    for (const [url, status] of [['/api/users/987654', 404], ['/api/users?pageSize=0', 400], ['/api/v1/api-keys', 401]] as const) {
+      const answer = await get(url, { accept: V1 });
+      expect(answer.status).toBe(status);
+      expect(answer.headers['content-type']).toBe(`${V1}; charset=utf-8`);
+    }
   });
 });
 

@@ -10,6 +10,7 @@ import { checkBody, operationBodies } from '../rest/request-body.js';
 import { enforce, operationRequirements } from '../rest/requirements.js';
 import { routeOptions } from '../rest/route-options.js';
 import { createValidatorCompiler } from '../rest/validator-compiler.js';
+import { answerInVendorMediaType, CURRENT_MEDIA_TYPE } from './versioning.js';
 
 type AnyHandler = OperationHandler<OperationId, RestContext>;
 
@@ -26,8 +27,22 @@ function routeHandler(app: FastifyInstance, handler: AnyHandler) {
 /** glue merges these over the route it built from the contract (its typing asks for a whole RouteOptions). */
 const partialRoute = (options: Partial<RouteOptions>) => options as unknown as RouteOptions;
 
+/**
+ * The contract as glue reads it: answers in application/json only. The vendor media type the contract lists beside
+ * it is the same body, labelled after serialization (versioning.ts `answerInVendorMediaType`); given to glue it would
+ * also be taken for a request media type without a parser (a start-up warning).
+ */
+function withoutVendorMediaType(document: ReturnType<typeof openapiDocument>) {
+  type Responses = Record<string, { content?: Record<string, unknown> }>;
+  const strip = (responses: Responses | undefined) => Object.values(responses ?? {}).forEach((response) => delete response.content?.[CURRENT_MEDIA_TYPE]);
+  const components = (document as { components?: { responses?: Responses } }).components;
+  strip(components?.responses);
+  for (const item of Object.values(document.paths)) for (const operation of Object.values(item) as { responses?: Responses }[]) strip(operation?.responses);
+  return document;
+}
+
 async function restPlugin(app: FastifyInstance): Promise<void> {
-  const specification = openapiDocument();
+  const specification = withoutVendorMediaType(openapiDocument());
   const requirements = operationRequirements(specification);
   const bodies = operationBodies(specification);
   app.setValidatorCompiler(createValidatorCompiler());
@@ -44,6 +59,7 @@ async function restPlugin(app: FastifyInstance): Promise<void> {
           enforce(requirement, request.principal);
           checkBody(body, request);
         },
+        onSend: answerInVendorMediaType,
       };
       // An operation of the contract without a handler is a build error, not a route that fails at request time.
       if (!handler) throw new Error(`openapi.yaml operation "${operationId}" has no handler in rest/operations.ts`);

@@ -95,10 +95,11 @@ export class Contract {
     const problems: string[] = [];
 
     const content = declared.content as Record<string, Json> | undefined;
-    const media = content?.['application/json'];
-    if (media) {
-      const contentType = String(response.headers['content-type'] ?? '');
-      if (!contentType.startsWith('application/json')) problems.push(`content-type is "${contentType}", not application/json`);
+    const contentType = String(response.headers['content-type'] ?? '');
+    // The declared media type the answer is labelled with (application/json, or the vendor type when asked for it).
+    const mediaType = Object.keys(content ?? {}).find((type) => contentType.split(';')[0]!.trim().toLowerCase() === type);
+    if (content?.['application/json']) {
+      if (!mediaType) problems.push(`content-type is "${contentType}", none of ${Object.keys(content).join(', ')}`);
       let body: unknown;
       try {
         body = JSON.parse(response.body);
@@ -106,7 +107,7 @@ export class Contract {
         problems.push(`body is not JSON: ${response.body.slice(0, 200)}`);
       }
       if (body !== undefined) {
-        const validate = this.validator(`${responsePointer}/content/application~1json/schema`);
+        const validate = this.validator(`${responsePointer}/content/${escape(mediaType ?? 'application/json')}/schema`);
         if (!validate(body)) problems.push(...describe(validate.errors, body));
       }
     } else if (content && Object.keys(content).length > 0) {

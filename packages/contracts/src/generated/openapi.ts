@@ -92,7 +92,17 @@ export interface paths {
     };
     "/api/v1/api-keys": {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The API version, the alternative to the path's. Every operation here is also served under the
+                 *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+                 *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+                 *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+                 *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+                 * @example 1
+                 */
+                version?: components["parameters"]["version"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -121,7 +131,17 @@ export interface paths {
     };
     "/api/v1/api-keys/{id}": {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The API version, the alternative to the path's. Every operation here is also served under the
+                 *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+                 *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+                 *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+                 *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+                 * @example 1
+                 */
+                version?: components["parameters"]["version"];
+            };
             header?: never;
             path: {
                 /**
@@ -227,7 +247,17 @@ export interface paths {
     };
     "/api/v1/users": {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The API version, the alternative to the path's. Every operation here is also served under the
+                 *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+                 *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+                 *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+                 *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+                 * @example 1
+                 */
+                version?: components["parameters"]["version"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -271,7 +301,17 @@ export interface paths {
     };
     "/api/v1/users/batch": {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The API version, the alternative to the path's. Every operation here is also served under the
+                 *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+                 *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+                 *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+                 *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+                 * @example 1
+                 */
+                version?: components["parameters"]["version"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -294,7 +334,17 @@ export interface paths {
     };
     "/api/v1/users/{id}": {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The API version, the alternative to the path's. Every operation here is also served under the
+                 *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+                 *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+                 *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+                 *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+                 * @example 1
+                 */
+                version?: components["parameters"]["version"];
+            };
             header?: never;
             path: {
                 /**
@@ -338,7 +388,17 @@ export interface paths {
     };
     "/api/v1/users/{id}/posts": {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The API version, the alternative to the path's. Every operation here is also served under the
+                 *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+                 *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+                 *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+                 *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+                 * @example 1
+                 */
+                version?: components["parameters"]["version"];
+            };
             header?: never;
             path: {
                 /**
@@ -372,7 +432,17 @@ export interface paths {
     };
     "/api/v1/users/{id}/posts/{postId}": {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The API version, the alternative to the path's. Every operation here is also served under the
+                 *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+                 *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+                 *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+                 *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+                 * @example 1
+                 */
+                version?: components["parameters"]["version"];
+            };
             header?: never;
             path: {
                 /**
@@ -403,7 +473,17 @@ export interface paths {
     };
     "/api/v1/users/{id}/orders": {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The API version, the alternative to the path's. Every operation here is also served under the
+                 *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+                 *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+                 *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+                 *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+                 * @example 1
+                 */
+                version?: components["parameters"]["version"];
+            };
             header?: never;
             path: {
                 /**
@@ -437,7 +517,17 @@ export interface paths {
     };
     "/api/v1/users/{id}/orders/{orderId}": {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The API version, the alternative to the path's. Every operation here is also served under the
+                 *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+                 *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+                 *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+                 *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+                 * @example 1
+                 */
+                version?: components["parameters"]["version"];
+            };
             header?: never;
             path: {
                 /**
@@ -474,7 +564,17 @@ export interface paths {
     };
     "/api/v1/posts": {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The API version, the alternative to the path's. Every operation here is also served under the
+                 *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+                 *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+                 *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+                 *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+                 * @example 1
+                 */
+                version?: components["parameters"]["version"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -496,7 +596,17 @@ export interface paths {
     };
     "/api/v1/posts/{id}": {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The API version, the alternative to the path's. Every operation here is also served under the
+                 *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+                 *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+                 *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+                 *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+                 * @example 1
+                 */
+                version?: components["parameters"]["version"];
+            };
             header?: never;
             path: {
                 /**
@@ -522,7 +632,17 @@ export interface paths {
     };
     "/api/v1/posts/{id}/comments": {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The API version, the alternative to the path's. Every operation here is also served under the
+                 *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+                 *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+                 *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+                 *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+                 * @example 1
+                 */
+                version?: components["parameters"]["version"];
+            };
             header?: never;
             path: {
                 /**
@@ -551,7 +671,17 @@ export interface paths {
     };
     "/api/v1/comments": {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The API version, the alternative to the path's. Every operation here is also served under the
+                 *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+                 *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+                 *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+                 *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+                 * @example 1
+                 */
+                version?: components["parameters"]["version"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -573,7 +703,17 @@ export interface paths {
     };
     "/api/v1/comments/{id}": {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The API version, the alternative to the path's. Every operation here is also served under the
+                 *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+                 *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+                 *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+                 *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+                 * @example 1
+                 */
+                version?: components["parameters"]["version"];
+            };
             header?: never;
             path: {
                 /**
@@ -1291,6 +1431,7 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["LoginResult"];
+                "application/vnd.api.v1+json": components["schemas"]["LoginResult"];
             };
         };
         /** @description The user. */
@@ -1320,6 +1461,22 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["UserEnvelope"];
+                /**
+                 * @example {
+                 *       "code": 0,
+                 *       "message": "ok",
+                 *       "data": {
+                 *         "id": 1,
+                 *         "name": "Ada Lovelace",
+                 *         "email": "ada@example.com",
+                 *         "age": 36,
+                 *         "role": "USER",
+                 *         "createdAt": "2025-01-15T09:30:00.000Z",
+                 *         "updatedAt": "2025-01-16T10:00:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/vnd.api.v1+json": components["schemas"]["UserEnvelope"];
             };
         };
         /** @description The created user. `Location` is `/api/v1/users/{id}`. */
@@ -1350,6 +1507,22 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["UserEnvelope"];
+                /**
+                 * @example {
+                 *       "code": 0,
+                 *       "message": "ok",
+                 *       "data": {
+                 *         "id": 42,
+                 *         "name": "Ada Lovelace",
+                 *         "email": "ada@example.com",
+                 *         "age": 36,
+                 *         "role": "USER",
+                 *         "createdAt": "2025-01-15T09:30:00.000Z",
+                 *         "updatedAt": "2025-01-15T09:30:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/vnd.api.v1+json": components["schemas"]["UserEnvelope"];
             };
         };
         /**
@@ -1367,6 +1540,7 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["UserPageEnvelope"] | components["schemas"]["UserCursorEnvelope"];
+                "application/vnd.api.v1+json": components["schemas"]["UserPageEnvelope"] | components["schemas"]["UserCursorEnvelope"];
             };
         };
         /** @description The post. */
@@ -1395,6 +1569,21 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["PostEnvelope"];
+                /**
+                 * @example {
+                 *       "code": 0,
+                 *       "message": "ok",
+                 *       "data": {
+                 *         "id": 7,
+                 *         "title": "Notes on the Analytical Engine",
+                 *         "content": "The engine might compose elaborate pieces of music.",
+                 *         "authorId": 1,
+                 *         "createdAt": "2025-01-15T09:30:00.000Z",
+                 *         "updatedAt": "2025-01-15T09:30:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/vnd.api.v1+json": components["schemas"]["PostEnvelope"];
             };
         };
         /** @description The created post. `Location` is `/api/v1/users/{id}/posts/{postId}`. */
@@ -1424,6 +1613,21 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["PostEnvelope"];
+                /**
+                 * @example {
+                 *       "code": 0,
+                 *       "message": "ok",
+                 *       "data": {
+                 *         "id": 7,
+                 *         "title": "Notes on the Analytical Engine",
+                 *         "content": "The engine might compose elaborate pieces of music.",
+                 *         "authorId": 1,
+                 *         "createdAt": "2025-01-15T09:30:00.000Z",
+                 *         "updatedAt": "2025-01-15T09:30:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/vnd.api.v1+json": components["schemas"]["PostEnvelope"];
             };
         };
         /**
@@ -1441,6 +1645,7 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["PostPageEnvelope"] | components["schemas"]["PostCursorEnvelope"];
+                "application/vnd.api.v1+json": components["schemas"]["PostPageEnvelope"] | components["schemas"]["PostCursorEnvelope"];
             };
         };
         /** @description The comment. */
@@ -1468,6 +1673,20 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["CommentEnvelope"];
+                /**
+                 * @example {
+                 *       "code": 0,
+                 *       "message": "ok",
+                 *       "data": {
+                 *         "id": 5,
+                 *         "body": "Beautifully put.",
+                 *         "postId": 7,
+                 *         "authorId": 2,
+                 *         "createdAt": "2025-01-15T10:00:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/vnd.api.v1+json": components["schemas"]["CommentEnvelope"];
             };
         };
         /** @description The created comment. `Location` is `/api/v1/comments/{commentId}`. */
@@ -1496,6 +1715,20 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["CommentEnvelope"];
+                /**
+                 * @example {
+                 *       "code": 0,
+                 *       "message": "ok",
+                 *       "data": {
+                 *         "id": 5,
+                 *         "body": "Beautifully put.",
+                 *         "postId": 7,
+                 *         "authorId": 2,
+                 *         "createdAt": "2025-01-15T10:00:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/vnd.api.v1+json": components["schemas"]["CommentEnvelope"];
             };
         };
         /**
@@ -1513,6 +1746,7 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["CommentPageEnvelope"] | components["schemas"]["CommentCursorEnvelope"];
+                "application/vnd.api.v1+json": components["schemas"]["CommentPageEnvelope"] | components["schemas"]["CommentCursorEnvelope"];
             };
         };
         /** @description The order. */
@@ -1542,6 +1776,22 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["OrderEnvelope"];
+                /**
+                 * @example {
+                 *       "code": 0,
+                 *       "message": "ok",
+                 *       "data": {
+                 *         "id": 3,
+                 *         "userId": 1,
+                 *         "product": "Difference Engine No. 2",
+                 *         "quantity": 1,
+                 *         "totalCents": 1999,
+                 *         "status": "cancelled",
+                 *         "createdAt": "2025-01-15T11:00:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/vnd.api.v1+json": components["schemas"]["OrderEnvelope"];
             };
         };
         /** @description The created order. `Location` is `/api/v1/users/{id}/orders/{orderId}`. */
@@ -1572,6 +1822,22 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["OrderEnvelope"];
+                /**
+                 * @example {
+                 *       "code": 0,
+                 *       "message": "ok",
+                 *       "data": {
+                 *         "id": 3,
+                 *         "userId": 1,
+                 *         "product": "Difference Engine No. 2",
+                 *         "quantity": 1,
+                 *         "totalCents": 1999,
+                 *         "status": "pending",
+                 *         "createdAt": "2025-01-15T11:00:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/vnd.api.v1+json": components["schemas"]["OrderEnvelope"];
             };
         };
         /**
@@ -1589,6 +1855,7 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["OrderPageEnvelope"] | components["schemas"]["OrderCursorEnvelope"];
+                "application/vnd.api.v1+json": components["schemas"]["OrderPageEnvelope"] | components["schemas"]["OrderCursorEnvelope"];
             };
         };
         /**
@@ -1606,6 +1873,7 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["ErrorEnvelope"];
+                "application/vnd.api.v1+json": components["schemas"]["ErrorEnvelope"];
             };
         };
         /** @description Authentication is missing, invalid, expired or revoked. The body is the error envelope plus `error`. */
@@ -1628,6 +1896,14 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["UnauthorizedError"];
+                /**
+                 * @example {
+                 *       "code": 40100,
+                 *       "message": "Authentication required",
+                 *       "error": "Authentication required"
+                 *     }
+                 */
+                "application/vnd.api.v1+json": components["schemas"]["UnauthorizedError"];
             };
         };
         /**
@@ -1652,6 +1928,13 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["LoginFailure"];
+                /**
+                 * @example {
+                 *       "success": false,
+                 *       "error": "Invalid email or password"
+                 *     }
+                 */
+                "application/vnd.api.v1+json": components["schemas"]["LoginFailure"];
             };
         };
         /** @description Authenticated, but not allowed to do this (not the owner, not ADMIN, or `role` sent by a non-ADMIN). */
@@ -1672,6 +1955,13 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["ErrorEnvelope"];
+                /**
+                 * @example {
+                 *       "code": 40300,
+                 *       "message": "Forbidden"
+                 *     }
+                 */
+                "application/vnd.api.v1+json": components["schemas"]["ErrorEnvelope"];
             };
         };
         /** @description The resource does not exist. */
@@ -1692,6 +1982,13 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["ErrorEnvelope"];
+                /**
+                 * @example {
+                 *       "code": 40400,
+                 *       "message": "User 42 not found"
+                 *     }
+                 */
+                "application/vnd.api.v1+json": components["schemas"]["ErrorEnvelope"];
             };
         };
         /** @description Conflict with the current state, e.g. the email is already used by another user. */
@@ -1718,6 +2015,19 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["ErrorEnvelope"];
+                /**
+                 * @example {
+                 *       "code": 40900,
+                 *       "message": "Email already in use",
+                 *       "errors": [
+                 *         {
+                 *           "field": "email",
+                 *           "message": "is already in use"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/vnd.api.v1+json": components["schemas"]["ErrorEnvelope"];
             };
         };
         /** @description The request body exceeds 1 MiB. */
@@ -1738,6 +2048,13 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["ErrorEnvelope"];
+                /**
+                 * @example {
+                 *       "code": 41300,
+                 *       "message": "Request body is larger than 1048576 bytes"
+                 *     }
+                 */
+                "application/vnd.api.v1+json": components["schemas"]["ErrorEnvelope"];
             };
         };
         /** @description The body failed validation; `errors[]` names each failing field. */
@@ -1752,6 +2069,7 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["ValidationErrorEnvelope"];
+                "application/vnd.api.v1+json": components["schemas"]["ValidationErrorEnvelope"];
             };
         };
         /** @description Rate limited; retry after `Retry-After` seconds. */
@@ -1773,6 +2091,13 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["ErrorEnvelope"];
+                /**
+                 * @example {
+                 *       "code": 42900,
+                 *       "message": "Too many requests, retry in 42 seconds"
+                 *     }
+                 */
+                "application/vnd.api.v1+json": components["schemas"]["ErrorEnvelope"];
             };
         };
         /** @description Unexpected server fault (no stack or internals in production). */
@@ -1793,6 +2118,13 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["ErrorEnvelope"];
+                /**
+                 * @example {
+                 *       "code": 50000,
+                 *       "message": "Internal server error"
+                 *     }
+                 */
+                "application/vnd.api.v1+json": components["schemas"]["ErrorEnvelope"];
             };
         };
         /**
@@ -1816,6 +2148,13 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["ErrorEnvelope"];
+                /**
+                 * @example {
+                 *       "code": 40600,
+                 *       "message": "Unsupported API version in Accept: application/vnd.api.v2+json (supported: application/vnd.api.v1+json)"
+                 *     }
+                 */
+                "application/vnd.api.v1+json": components["schemas"]["ErrorEnvelope"];
             };
         };
         /** @description A path parameter is longer than the server reads (answered before routing, so without rate-limit headers). */
@@ -1851,6 +2190,13 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["ErrorEnvelope"];
+                /**
+                 * @example {
+                 *       "code": 41500,
+                 *       "message": "Unsupported media type"
+                 *     }
+                 */
+                "application/vnd.api.v1+json": components["schemas"]["ErrorEnvelope"];
             };
         };
         /**
@@ -1889,6 +2235,13 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["ErrorEnvelope"];
+                /**
+                 * @example {
+                 *       "code": 50300,
+                 *       "message": "Service unavailable"
+                 *     }
+                 */
+                "application/vnd.api.v1+json": components["schemas"]["ErrorEnvelope"];
             };
         };
     };
@@ -1954,6 +2307,15 @@ export interface components {
         userIdFilter: number;
         /** @description Only orders with this status. */
         status: components["schemas"]["OrderStatus"];
+        /**
+         * @description The API version, the alternative to the path's. Every operation here is also served under the
+         *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+         *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+         *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+         *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+         * @example 1
+         */
+        version: 1;
     };
     requestBodies: never;
     headers: {
@@ -2078,6 +2440,15 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["TokenPair"];
+                    /**
+                     * @example {
+                     *       "accessToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ1c2VySWQiOjEsInR5cGUiOiJhY2Nlc3MifQ.c2lnbmF0dXJl",
+                     *       "refreshToken": "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJ1c2VySWQiOjEsInR5cGUiOiJyZWZyZXNoIn0.bmV3c2lnbg",
+                     *       "tokenType": "Bearer",
+                     *       "expiresIn": 900
+                     *     }
+                     */
+                    "application/vnd.api.v1+json": components["schemas"]["TokenPair"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2139,7 +2510,17 @@ export interface operations {
     };
     listApiKeys: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The API version, the alternative to the path's. Every operation here is also served under the
+                 *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+                 *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+                 *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+                 *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+                 * @example 1
+                 */
+                version?: components["parameters"]["version"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -2175,6 +2556,24 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["ApiKeyListEnvelope"];
+                    /**
+                     * @example {
+                     *       "code": 0,
+                     *       "message": "ok",
+                     *       "data": {
+                     *         "items": [
+                     *           {
+                     *             "id": 3,
+                     *             "name": "CI pipeline",
+                     *             "prefix": "upk_3f9a1c07b2e4",
+                     *             "createdAt": "2025-02-01T12:00:00.000Z"
+                     *           }
+                     *         ],
+                     *         "total": 1
+                     *       }
+                     *     }
+                     */
+                    "application/vnd.api.v1+json": components["schemas"]["ApiKeyListEnvelope"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2189,7 +2588,17 @@ export interface operations {
     };
     createApiKey: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The API version, the alternative to the path's. Every operation here is also served under the
+                 *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+                 *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+                 *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+                 *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+                 * @example 1
+                 */
+                version?: components["parameters"]["version"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -2231,6 +2640,20 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["ApiKeyCreatedEnvelope"];
+                    /**
+                     * @example {
+                     *       "code": 0,
+                     *       "message": "ok",
+                     *       "data": {
+                     *         "id": 3,
+                     *         "name": "CI pipeline",
+                     *         "prefix": "upk_3f9a1c07b2e4",
+                     *         "key": "upk_3f9a1c07b2e4_Xq3bXo1yN0f9tR8cVq2LzW5eHs6JdUa4Pk7mRt2wYv0",
+                     *         "createdAt": "2025-02-01T12:00:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/vnd.api.v1+json": components["schemas"]["ApiKeyCreatedEnvelope"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2249,7 +2672,17 @@ export interface operations {
     };
     deleteApiKey: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The API version, the alternative to the path's. Every operation here is also served under the
+                 *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+                 *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+                 *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+                 *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+                 * @example 1
+                 */
+                version?: components["parameters"]["version"];
+            };
             header?: never;
             path: {
                 /**
@@ -2361,6 +2794,15 @@ export interface operations {
     listUsers: {
         parameters: {
             query?: {
+                /**
+                 * @description The API version, the alternative to the path's. Every operation here is also served under the
+                 *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+                 *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+                 *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+                 *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+                 * @example 1
+                 */
+                version?: components["parameters"]["version"];
                 /** @description Page number, from 1 (page paging; default 1), a 32-bit integer as GraphQL's `Int`; a page past the end is empty. */
                 page?: components["parameters"]["page"];
                 /** @description Items per page for page paging (default 20, maximum 100). */
@@ -2408,7 +2850,17 @@ export interface operations {
     };
     createUser: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The API version, the alternative to the path's. Every operation here is also served under the
+                 *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+                 *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+                 *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+                 *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+                 * @example 1
+                 */
+                version?: components["parameters"]["version"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -2445,6 +2897,15 @@ export interface operations {
         parameters: {
             query: {
                 /**
+                 * @description The API version, the alternative to the path's. Every operation here is also served under the
+                 *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+                 *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+                 *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+                 *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+                 * @example 1
+                 */
+                version?: components["parameters"]["version"];
+                /**
                  * @description Comma-separated user ids, at most 100 (e.g. `1,2,3`). Missing or malformed → 400 naming `ids`.
                  * @example 1,2,3
                  */
@@ -2477,6 +2938,16 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["BulkDeleteEnvelope"];
+                    /**
+                     * @example {
+                     *       "code": 0,
+                     *       "message": "ok",
+                     *       "data": {
+                     *         "deleted": 2
+                     *       }
+                     *     }
+                     */
+                    "application/vnd.api.v1+json": components["schemas"]["BulkDeleteEnvelope"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2491,7 +2962,17 @@ export interface operations {
     };
     bulkUpdateUsers: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The API version, the alternative to the path's. Every operation here is also served under the
+                 *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+                 *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+                 *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+                 *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+                 * @example 1
+                 */
+                version?: components["parameters"]["version"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -2535,6 +3016,16 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["BulkUpdateEnvelope"];
+                    /**
+                     * @example {
+                     *       "code": 0,
+                     *       "message": "ok",
+                     *       "data": {
+                     *         "updated": 2
+                     *       }
+                     *     }
+                     */
+                    "application/vnd.api.v1+json": components["schemas"]["BulkUpdateEnvelope"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2553,7 +3044,17 @@ export interface operations {
     };
     batchCreateUsers: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The API version, the alternative to the path's. Every operation here is also served under the
+                 *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+                 *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+                 *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+                 *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+                 * @example 1
+                 */
+                version?: components["parameters"]["version"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -2621,6 +3122,36 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["BatchCreateUsersEnvelope"];
+                    /**
+                     * @example {
+                     *       "code": 0,
+                     *       "message": "ok",
+                     *       "data": {
+                     *         "items": [
+                     *           {
+                     *             "id": 11,
+                     *             "name": "Grace Hopper",
+                     *             "email": "grace@example.com",
+                     *             "age": 85,
+                     *             "role": "USER",
+                     *             "createdAt": "2025-01-15T09:30:00.000Z",
+                     *             "updatedAt": "2025-01-15T09:30:00.000Z"
+                     *           },
+                     *           {
+                     *             "id": 12,
+                     *             "name": "Alan Turing",
+                     *             "email": "alan@example.com",
+                     *             "age": null,
+                     *             "role": "USER",
+                     *             "createdAt": "2025-01-15T09:30:00.000Z",
+                     *             "updatedAt": "2025-01-15T09:30:00.000Z"
+                     *           }
+                     *         ],
+                     *         "count": 2
+                     *       }
+                     *     }
+                     */
+                    "application/vnd.api.v1+json": components["schemas"]["BatchCreateUsersEnvelope"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2639,7 +3170,17 @@ export interface operations {
     };
     getUser: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The API version, the alternative to the path's. Every operation here is also served under the
+                 *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+                 *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+                 *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+                 *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+                 * @example 1
+                 */
+                version?: components["parameters"]["version"];
+            };
             header?: never;
             path: {
                 /**
@@ -2666,7 +3207,17 @@ export interface operations {
     };
     replaceUser: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The API version, the alternative to the path's. Every operation here is also served under the
+                 *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+                 *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+                 *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+                 *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+                 * @example 1
+                 */
+                version?: components["parameters"]["version"];
+            };
             header?: never;
             path: {
                 /**
@@ -2709,7 +3260,17 @@ export interface operations {
     };
     deleteUser: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The API version, the alternative to the path's. Every operation here is also served under the
+                 *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+                 *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+                 *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+                 *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+                 * @example 1
+                 */
+                version?: components["parameters"]["version"];
+            };
             header?: never;
             path: {
                 /**
@@ -2736,7 +3297,17 @@ export interface operations {
     };
     updateUser: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The API version, the alternative to the path's. Every operation here is also served under the
+                 *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+                 *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+                 *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+                 *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+                 * @example 1
+                 */
+                version?: components["parameters"]["version"];
+            };
             header?: never;
             path: {
                 /**
@@ -2778,6 +3349,15 @@ export interface operations {
     listUserPosts: {
         parameters: {
             query?: {
+                /**
+                 * @description The API version, the alternative to the path's. Every operation here is also served under the
+                 *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+                 *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+                 *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+                 *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+                 * @example 1
+                 */
+                version?: components["parameters"]["version"];
                 /** @description Page number, from 1 (page paging; default 1), a 32-bit integer as GraphQL's `Int`; a page past the end is empty. */
                 page?: components["parameters"]["page"];
                 /** @description Items per page for page paging (default 20, maximum 100). */
@@ -2829,7 +3409,17 @@ export interface operations {
     };
     createUserPost: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The API version, the alternative to the path's. Every operation here is also served under the
+                 *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+                 *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+                 *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+                 *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+                 * @example 1
+                 */
+                version?: components["parameters"]["version"];
+            };
             header?: never;
             path: {
                 /**
@@ -2870,7 +3460,17 @@ export interface operations {
     };
     getUserPost: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The API version, the alternative to the path's. Every operation here is also served under the
+                 *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+                 *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+                 *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+                 *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+                 * @example 1
+                 */
+                version?: components["parameters"]["version"];
+            };
             header?: never;
             path: {
                 /**
@@ -2903,6 +3503,15 @@ export interface operations {
     listUserOrders: {
         parameters: {
             query?: {
+                /**
+                 * @description The API version, the alternative to the path's. Every operation here is also served under the
+                 *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+                 *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+                 *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+                 *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+                 * @example 1
+                 */
+                version?: components["parameters"]["version"];
                 /** @description Page number, from 1 (page paging; default 1), a 32-bit integer as GraphQL's `Int`; a page past the end is empty. */
                 page?: components["parameters"]["page"];
                 /** @description Items per page for page paging (default 20, maximum 100). */
@@ -2957,7 +3566,17 @@ export interface operations {
     };
     createUserOrder: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The API version, the alternative to the path's. Every operation here is also served under the
+                 *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+                 *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+                 *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+                 *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+                 * @example 1
+                 */
+                version?: components["parameters"]["version"];
+            };
             header?: never;
             path: {
                 /**
@@ -2999,7 +3618,17 @@ export interface operations {
     };
     getUserOrder: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The API version, the alternative to the path's. Every operation here is also served under the
+                 *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+                 *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+                 *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+                 *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+                 * @example 1
+                 */
+                version?: components["parameters"]["version"];
+            };
             header?: never;
             path: {
                 /**
@@ -3032,7 +3661,17 @@ export interface operations {
     };
     updateUserOrder: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The API version, the alternative to the path's. Every operation here is also served under the
+                 *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+                 *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+                 *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+                 *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+                 * @example 1
+                 */
+                version?: components["parameters"]["version"];
+            };
             header?: never;
             path: {
                 /**
@@ -3078,6 +3717,15 @@ export interface operations {
     listPosts: {
         parameters: {
             query?: {
+                /**
+                 * @description The API version, the alternative to the path's. Every operation here is also served under the
+                 *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+                 *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+                 *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+                 *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+                 * @example 1
+                 */
+                version?: components["parameters"]["version"];
                 /** @description Page number, from 1 (page paging; default 1), a 32-bit integer as GraphQL's `Int`; a page past the end is empty. */
                 page?: components["parameters"]["page"];
                 /** @description Items per page for page paging (default 20, maximum 100). */
@@ -3123,7 +3771,17 @@ export interface operations {
     };
     getPost: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The API version, the alternative to the path's. Every operation here is also served under the
+                 *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+                 *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+                 *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+                 *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+                 * @example 1
+                 */
+                version?: components["parameters"]["version"];
+            };
             header?: never;
             path: {
                 /**
@@ -3150,7 +3808,17 @@ export interface operations {
     };
     createPostComment: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The API version, the alternative to the path's. Every operation here is also served under the
+                 *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+                 *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+                 *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+                 *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+                 * @example 1
+                 */
+                version?: components["parameters"]["version"];
+            };
             header?: never;
             path: {
                 /**
@@ -3191,6 +3859,15 @@ export interface operations {
     listComments: {
         parameters: {
             query?: {
+                /**
+                 * @description The API version, the alternative to the path's. Every operation here is also served under the
+                 *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+                 *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+                 *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+                 *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+                 * @example 1
+                 */
+                version?: components["parameters"]["version"];
                 /** @description Page number, from 1 (page paging; default 1), a 32-bit integer as GraphQL's `Int`; a page past the end is empty. */
                 page?: components["parameters"]["page"];
                 /** @description Items per page for page paging (default 20, maximum 100). */
@@ -3238,7 +3915,17 @@ export interface operations {
     };
     getComment: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The API version, the alternative to the path's. Every operation here is also served under the
+                 *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+                 *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+                 *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+                 *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+                 * @example 1
+                 */
+                version?: components["parameters"]["version"];
+            };
             header?: never;
             path: {
                 /**
@@ -3289,6 +3976,12 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["HealthOk"];
+                    /**
+                     * @example {
+                     *       "status": "ok"
+                     *     }
+                     */
+                    "application/vnd.api.v1+json": components["schemas"]["HealthOk"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -3323,6 +4016,12 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["HealthOk"];
+                    /**
+                     * @example {
+                     *       "status": "ok"
+                     *     }
+                     */
+                    "application/vnd.api.v1+json": components["schemas"]["HealthOk"];
                 };
             };
             401: components["responses"]["Unauthorized"];
@@ -3346,6 +4045,12 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["HealthUnavailable"];
+                    /**
+                     * @example {
+                     *       "status": "unavailable"
+                     *     }
+                     */
+                    "application/vnd.api.v1+json": components["schemas"]["HealthUnavailable"];
                 };
             };
         };

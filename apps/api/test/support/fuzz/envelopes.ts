@@ -10,7 +10,7 @@ const isObject = (value: unknown): value is Json => value !== null && typeof val
 
 function parseJson(response: HttpResult): { body?: unknown; problems: string[] } {
   const contentType = response.headers['content-type'] ?? '';
-  if (!/^application\/(graphql-response\+)?json/.test(contentType)) return { problems: [`content-type is "${contentType}", not JSON`] };
+  if (!/^application\/((graphql-response|vnd\.api\.v1)\+)?json/.test(contentType)) return { problems: [`content-type is "${contentType}", not JSON`] };
   try {
     return { body: JSON.parse(response.text), problems: [] };
   } catch {
