@@ -2758,9 +2758,15 @@ export interface operations {
     oauthCallback: {
         parameters: {
             query: {
-                /** @description The authorization code (absent when the provider reports an error). */
+                /**
+                 * @description The authorization code (absent when the provider reports an error).
+                 * @example SplxlOBeZQQYbYS6WxSbIA
+                 */
                 code?: string;
-                /** @description The `state` sent with the authorization request. */
+                /**
+                 * @description The `state` sent with the authorization request.
+                 * @example b1f0c9
+                 */
                 state: string;
                 /** @description Error code reported by the provider (e.g. `access_denied`). */
                 error?: string;
