@@ -76,6 +76,8 @@ export interface Config {
   oauthProviders: OAuthProviderConfig[];
   /** Origins allowed by CORS, with credentials (`CORS_ORIGINS`, comma-separated); none by default. */
   corsOrigins: string[];
+  /** `REQUIRE_IF_MATCH`: PUT, PATCH and DELETE of one resource without `If-Match` are refused with 428 (RFC 6585). */
+  requireIfMatch: boolean;
 }
 
 const schema = {
@@ -125,6 +127,7 @@ const schema = {
     ADMIN_EMAIL: { type: 'string', pattern: '^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$', maxLength: 254 },
     ADMIN_PASSWORD: { type: 'string', minLength: 8, maxLength: 128 },
     CORS_ORIGINS: { type: 'string' },
+    REQUIRE_IF_MATCH: { type: 'boolean', default: false },
   },
   dependencies: { ADMIN_EMAIL: ['ADMIN_PASSWORD'], ADMIN_PASSWORD: ['ADMIN_EMAIL'] },
 } as const;
@@ -174,6 +177,7 @@ interface RawEnv {
   ADMIN_EMAIL?: string;
   ADMIN_PASSWORD?: string;
   CORS_ORIGINS?: string;
+  REQUIRE_IF_MATCH: boolean;
 }
 
 /** Validates `env` (throws one error listing every bad variable) and resolves secrets. */
@@ -230,6 +234,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     admin: raw.ADMIN_EMAIL && raw.ADMIN_PASSWORD ? { email: raw.ADMIN_EMAIL, password: raw.ADMIN_PASSWORD } : undefined,
     oauthProviders: parseOAuthProviders(data),
     corsOrigins: parseCorsOrigins(raw.CORS_ORIGINS),
+    requireIfMatch: raw.REQUIRE_IF_MATCH,
   };
 }
 

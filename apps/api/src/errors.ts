@@ -25,10 +25,12 @@ export const ErrorKinds = {
   NOT_ACCEPTABLE: { code: 40600, status: 406, graphqlCode: 'BAD_USER_INPUT', message: 'Not acceptable' },
   REQUEST_TIMEOUT: { code: 40800, status: 408, graphqlCode: 'BAD_USER_INPUT', message: 'Request timeout' },
   CONFLICT: { code: 40900, status: 409, graphqlCode: 'CONFLICT', message: 'Conflict' },
+  PRECONDITION_FAILED: { code: 41200, status: 412, graphqlCode: 'CONFLICT', message: 'Precondition failed' },
   PAYLOAD_TOO_LARGE: { code: 41300, status: 413, graphqlCode: 'BAD_USER_INPUT', message: 'Payload too large' },
   URI_TOO_LONG: { code: 41400, status: 414, graphqlCode: 'BAD_USER_INPUT', message: 'URI too long' },
   UNSUPPORTED_MEDIA_TYPE: { code: 41500, status: 415, graphqlCode: 'BAD_USER_INPUT', message: 'Unsupported media type' },
   VALIDATION_FAILED: { code: 42200, status: 422, graphqlCode: 'BAD_USER_INPUT', message: 'Validation failed' },
+  PRECONDITION_REQUIRED: { code: 42800, status: 428, graphqlCode: 'BAD_USER_INPUT', message: 'Precondition required' },
   RATE_LIMITED: { code: 42900, status: 429, graphqlCode: 'RATE_LIMITED', message: 'Too many requests' },
   HEADERS_TOO_LARGE: { code: 43100, status: 431, graphqlCode: 'BAD_USER_INPUT', message: 'Request header fields too large' },
   // 5xx: the server
@@ -42,13 +44,16 @@ export type ErrorKindName = keyof typeof ErrorKinds;
 export class AppError extends Error {
   readonly kind: ErrorKind;
   readonly fields: FieldError[] | undefined;
+  /** The row version a refused precondition found (412): REST answers it as the `ETag`, GraphQL in `extensions`. */
+  readonly currentVersion: number | undefined;
 
-  constructor(kind: ErrorKindName, message?: string, fields?: FieldError[]) {
+  constructor(kind: ErrorKindName, message?: string, fields?: FieldError[], currentVersion?: number) {
     const entry = ErrorKinds[kind];
     super(message ?? entry.message);
     this.name = 'AppError';
     this.kind = entry;
     this.fields = fields;
+    this.currentVersion = currentVersion;
   }
 
   get status(): number {

@@ -27,7 +27,12 @@ export function maskError(error: unknown, message: string, isDev = false): Error
   const graphqlError = error instanceof GraphQLError ? error : undefined;
   const location = { nodes: graphqlError?.nodes, path: graphqlError?.path, source: graphqlError?.source };
   if (original instanceof AppError) {
-    const extensions = { code: original.kind.graphqlCode, ...(original.fields ? { fields: original.fields } : {}) };
+    const extensions = {
+      code: original.kind.graphqlCode,
+      ...(original.fields ? { fields: original.fields } : {}),
+      // a refused `expectedVersion`: the version found, to read again or decide
+      ...(original.currentVersion !== undefined ? { currentVersion: original.currentVersion } : {}),
+    };
     // In place when it is already a GraphQL error (see below: a replaced error is logged as a server error).
     if (graphqlError && graphqlError.message === original.message) {
       Object.assign(graphqlError.extensions, extensions);

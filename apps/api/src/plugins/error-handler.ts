@@ -4,6 +4,7 @@ import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Duplex } from 'node:stream';
 import { AppError, ErrorKinds, type ErrorKindName, type FieldError } from '../errors.js';
+import { etagOf } from '../rest/conditional.js';
 import { fieldErrors } from '../rest/validation-errors.js';
 
 export interface ErrorBody {
@@ -110,6 +111,8 @@ async function errorHandlerPlugin(app: FastifyInstance): Promise<void> {
       if (appError.status === 401 && request.routeOptions.url === '/login') {
         return reply.status(401).send({ success: false, ...errorBody(appError) });
       }
+      // A refused If-Match names the version found, as the ETag the client should have sent (conditional.ts).
+      if (appError.currentVersion !== undefined) reply.header('etag', etagOf(appError.currentVersion));
       return reply.status(appError.status).send(errorBody(appError));
     }
     request.log.error({ err: error }, 'unhandled error');

@@ -6,6 +6,7 @@ import openapiGlue from 'fastify-openapi-glue';
 import type { RestContext } from '../rest/context.js';
 import { openapiDocument } from '../rest/contract.js';
 import { operationHandlers } from '../rest/operations.js';
+import { collectionEtag } from '../rest/conditional.js';
 import { checkBody, operationBodies } from '../rest/request-body.js';
 import { enforce, operationRequirements } from '../rest/requirements.js';
 import { routeOptions } from '../rest/route-options.js';
@@ -41,9 +42,27 @@ function withoutVendorMediaType(document: ReturnType<typeof openapiDocument>) {
   return document;
 }
 
+/**
+ * The reads whose 200 the contract declares with an `ETag`: the handler sets a strong one for a single resource
+ * (conditional.ts `conditionalRead`), and `collectionEtag` a weak one for a collection (it leaves a set one alone).
+ */
+function etaggedReads(document: ReturnType<typeof openapiDocument>): Set<string> {
+  type Operation = { operationId?: string; responses?: Record<string, { headers?: Record<string, unknown>; $ref?: string }> };
+  const responses = (document as { components?: { responses?: Record<string, { headers?: Record<string, unknown> }> } }).components?.responses ?? {};
+  const reads = new Set<string>();
+  for (const item of Object.values(document.paths)) {
+    const get = (item as { get?: Operation }).get;
+    const ok = get?.responses?.['200'];
+    const declared = ok?.$ref ? responses[ok.$ref.split('/').pop()!] : ok;
+    if (get?.operationId && declared?.headers?.ETag) reads.add(get.operationId);
+  }
+  return reads;
+}
+
 async function restPlugin(app: FastifyInstance): Promise<void> {
   const specification = withoutVendorMediaType(openapiDocument());
   const requirements = operationRequirements(specification);
+  const collectionReads = etaggedReads(specification);
   const bodies = operationBodies(specification);
   app.setValidatorCompiler(createValidatorCompiler());
   await app.register(openapiGlue, {
@@ -59,7 +78,7 @@ async function restPlugin(app: FastifyInstance): Promise<void> {
           enforce(requirement, request.principal);
           checkBody(body, request);
         },
-        onSend: answerInVendorMediaType,
+        onSend: collectionReads.has(operationId) ? [collectionEtag, answerInVendorMediaType] : answerInVendorMediaType,
       };
       // An operation of the contract without a handler is a build error, not a route that fails at request time.
       if (!handler) throw new Error(`openapi.yaml operation "${operationId}" has no handler in rest/operations.ts`);

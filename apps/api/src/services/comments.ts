@@ -23,7 +23,7 @@ export interface NewComment {
 }
 
 /** Every column of `comments` under the model's field names (see USER_COLUMNS). */
-export const COMMENT_COLUMNS = 'id, body, post_id AS "postId", author_id AS "authorId", created_at AS "createdAt"';
+export const COMMENT_COLUMNS = 'id, body, post_id AS "postId", author_id AS "authorId", created_at AS "createdAt", version';
 
 /** The comments collection for the pager. */
 const COMMENTS_PAGE: PageSource<CommentSortField | 'postId' | 'authorId' | 'body'> = {

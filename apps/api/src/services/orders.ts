@@ -6,6 +6,7 @@ import type { CollectionQuery } from '../collections/query.js';
 import { AppError, type FieldError } from '../errors.js';
 import { parseId } from './ids.js';
 import { translatePrismaError } from './prisma-errors.js';
+import { lockExpected, type Expectation } from './preconditions.js';
 import { requireFields } from './validation.js';
 
 /** SPEC §4 allow-list for sorting orders. */
@@ -42,7 +43,7 @@ function checkOrder(input: NewOrder): void {
 
 /** Every column of `orders` under the model's field names (see USER_COLUMNS). */
 export const ORDER_COLUMNS =
-  'id, user_id AS "userId", product, quantity, total_cents AS "totalCents", status, created_at AS "createdAt"';
+  'id, user_id AS "userId", product, quantity, total_cents AS "totalCents", status, created_at AS "createdAt", version';
 
 /** The orders collection for the pager (`status` compares in enum order, as PostgreSQL sorts it). */
 const ORDERS_PAGE: PageSource<OrderSortField | 'userId' | 'product'> = {
@@ -113,7 +114,7 @@ export class OrdersService {
   }
 
   /** Moves the status: the owner may only set `cancelled`, an ADMIN any status. */
-  async updateStatus(principal: Principal, userId: string | number, orderId: string | number, status: OrderStatus): Promise<Order> {
+  async updateStatus(principal: Principal, userId: string | number, orderId: string | number, status: OrderStatus, expectation?: Expectation): Promise<Order> {
     const owner = await this.authorize(principal, userId);
     if (!ORDER_STATUSES.includes(status)) {
       throw new AppError('VALIDATION_FAILED', 'Validation failed', [{ field: 'status', message: `must be one of ${ORDER_STATUSES.join(', ')}` }]);
@@ -121,6 +122,12 @@ export class OrdersService {
     const order = await this.find(owner.userId, orderId);
     if (owner.caller.role !== 'ADMIN' && status !== 'cancelled') throw new AppError('FORBIDDEN', 'The owner of an order may only cancel it');
     try {
+      if (expectation) {
+        return await this.prisma.$transaction(async (tx) => {
+          await lockExpected(tx, 'orders', order.id, 'Order', expectation);
+          return tx.order.update({ where: { id: order.id }, data: { status } });
+        });
+      }
       return await this.prisma.order.update({ where: { id: order.id }, data: { status } });
     } catch (error) {
       translatePrismaError(error, { missing: 'Order not found' });

@@ -46,7 +46,7 @@ const CONNECTION_SCOPE = { collection: 'Query.postsConnection', field: 'id', dir
 const postCursor = (post: Post) => encodeCursor(CONNECTION_SCOPE, post.id, post.id);
 
 /** Every column of `posts` under the model's field names, for the hot reads through the SQL reader (see USER_COLUMNS). */
-export const POST_COLUMNS = 'id, title, content, author_id AS "authorId", created_at AS "createdAt", updated_at AS "updatedAt"';
+export const POST_COLUMNS = 'id, title, content, author_id AS "authorId", created_at AS "createdAt", updated_at AS "updatedAt", version';
 
 /** The post fields a reader may ask for by name (listByAuthors), each with its column; `id` and `authorId` always come. */
 const POST_FIELD_COLUMNS = {

@@ -7,6 +7,7 @@ import { canActFor, requireRole, type Principal } from '../auth/principal.js';
 import { AppError, type FieldError } from '../errors.js';
 import { parseId } from './ids.js';
 import { translatePrismaError } from './prisma-errors.js';
+import { lockExpected, preconditionFailed, type Expectation } from './preconditions.js';
 import { requireFields, validate } from './validation.js';
 
 /** SPEC §4 allow-list for sorting users. */
@@ -62,7 +63,7 @@ const EMAIL_TAKEN = { field: 'email', message: 'is already in use' };
  */
 export const USER_COLUMNS =
   'id, name, email, age, role, password_hash AS "passwordHash", token_version AS "tokenVersion", ' +
-  'email_verified_at AS "emailVerifiedAt", created_at AS "createdAt", updated_at AS "updatedAt"';
+  'email_verified_at AS "emailVerifiedAt", created_at AS "createdAt", updated_at AS "updatedAt", version';
 
 /** The users collection for the pager: its sortable and filterable fields as columns. */
 const USERS_PAGE: PageSource<UserSortField | keyof UserFilter> = {
@@ -128,7 +129,7 @@ export class UsersService {
    * Changes a user: allowed for that user and for ADMINs; `role` only by an ADMIN. A caller who may not act on the
    * id gets 403 whether or not it exists (existence is not revealed); an ADMIN gets 404 for a missing one.
    */
-  async update(principal: Principal, id: string | number, patch: UserPatch): Promise<User> {
+  async update(principal: Principal, id: string | number, patch: UserPatch, expectation?: Expectation): Promise<User> {
     const dbId = parseId(id);
     if (principal.kind === 'anonymous') throw new AppError('UNAUTHENTICATED');
     if (dbId === null || !canActFor(principal, dbId)) {
@@ -137,11 +138,16 @@ export class UsersService {
     if (patch.role !== undefined && principal.role !== 'ADMIN') throw new AppError('FORBIDDEN', 'Only an ADMIN may change a role');
     validate(patch as Record<string, unknown>, { name: true, email: true, age: true });
     const email = patch.email?.toLowerCase();
+    const data = { name: patch.name ?? undefined, email, age: patch.age, role: patch.role };
     try {
-      const [, user] = await this.prisma.$transaction([
-        clearVerificationUnlessEmail(this.prisma, [dbId], email),
-        this.prisma.user.update({ where: { id: dbId }, data: { name: patch.name ?? undefined, email, age: patch.age, role: patch.role } }),
-      ]);
+      if (expectation) {
+        return await this.prisma.$transaction(async (tx) => {
+          await lockExpected(tx, 'users', dbId, 'User', expectation);
+          await clearVerificationUnlessEmail(tx, [dbId], email);
+          return tx.user.update({ where: { id: dbId }, data });
+        });
+      }
+      const [, user] = await this.prisma.$transaction([clearVerificationUnlessEmail(this.prisma, [dbId], email), this.prisma.user.update({ where: { id: dbId }, data })]);
       return user;
     } catch (error) {
       translatePrismaError(error, { unique: EMAIL_TAKEN, missing: 'User not found' });
@@ -152,9 +158,9 @@ export class UsersService {
    * Full replacement (PUT): `name` and `email` required, an omitted `age` becomes null, an omitted `role` is kept.
    * The same rules as `update`: self or ADMIN, `role` only from an ADMIN (any `role`, even the current one).
    */
-  async replace(principal: Principal, id: string | number, input: UserReplacement): Promise<User> {
+  async replace(principal: Principal, id: string | number, input: UserReplacement, expectation?: Expectation): Promise<User> {
     requireFields(input as unknown as Record<string, unknown>, ['name', 'email']);
-    return this.update(principal, id, { name: input.name, email: input.email, age: input.age ?? null, role: input.role });
+    return this.update(principal, id, { name: input.name, email: input.email, age: input.age ?? null, role: input.role }, expectation);
   }
 
   /**
@@ -250,10 +256,19 @@ export class UsersService {
   }
 
   /** Deletes a user (ADMIN; their posts, comments and orders cascade); false when no user had this id. */
-  async delete(principal: Principal, id: string | number): Promise<boolean> {
+  async delete(principal: Principal, id: string | number, expectation?: Expectation): Promise<boolean> {
     requireRole(principal, 'ADMIN');
     const dbId = parseId(id);
-    if (dbId === null) return false;
+    if (dbId === null) {
+      if (expectation) throw preconditionFailed('User', undefined);
+      return false;
+    }
+    if (expectation) {
+      return this.prisma.$transaction(async (tx) => {
+        await lockExpected(tx, 'users', dbId, 'User', expectation);
+        return (await tx.user.deleteMany({ where: { id: dbId } })).count === 1;
+      });
+    }
     const { count } = await this.prisma.user.deleteMany({ where: { id: dbId } });
     return count === 1;
   }

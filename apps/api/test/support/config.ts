@@ -46,6 +46,7 @@ export function testConfig({ rateLimits, ...overrides }: TestConfigOverrides = {
     admin: undefined,
     oauthProviders: [],
     corsOrigins: [],
+    requireIfMatch: false,
     ...overrides,
   };
 }

@@ -63,6 +63,7 @@ export type MutationDeleteUserArgs = {
 
 /** The writes: sign-up, user changes, posts. Each runs once, in order. */
 export type MutationUpdateUserArgs = {
+  expectedVersion?: InputMaybe<Scalars['Int']['input']>;
   id: Scalars['ID']['input'];
   input: UpdateUserInput;
 };
@@ -225,6 +226,8 @@ export type User = {
   posts: Array<Post>;
   /** The user's role. */
   role: Role;
+  /** The user's version: 1 when created, raised by every change. Pass it to `updateUser` as `expectedVersion` to change the user only if nobody else did since (REST answers the same number as the user's ETag). */
+  version: Scalars['Int']['output'];
 };
 
 export type WithIndex<TObject> = TObject & Record<string, any>;
@@ -409,6 +412,7 @@ export type UserResolvers<ContextType = GraphQLContext, ParentType extends Resol
   name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   posts?: Resolver<Array<ResolversTypes['Post']>, ParentType, ContextType>;
   role?: Resolver<ResolversTypes['Role'], ParentType, ContextType>;
+  version?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
 }>;
 
 export type Resolvers<ContextType = GraphQLContext> = ResolversObject<{

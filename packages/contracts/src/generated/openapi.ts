@@ -1437,6 +1437,7 @@ export interface components {
         /** @description The user. */
         UserOk: {
             headers: {
+                ETag: components["headers"]["ETag"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1482,6 +1483,7 @@ export interface components {
         /** @description The created user. `Location` is `/api/v1/users/{id}`. */
         UserCreated: {
             headers: {
+                ETag: components["headers"]["ETag"];
                 Location: components["headers"]["Location"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -1531,6 +1533,7 @@ export interface components {
          */
         UserList: {
             headers: {
+                ETag: components["headers"]["ETag"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1546,6 +1549,7 @@ export interface components {
         /** @description The post. */
         PostOk: {
             headers: {
+                ETag: components["headers"]["ETag"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1589,6 +1593,7 @@ export interface components {
         /** @description The created post. `Location` is `/api/v1/users/{id}/posts/{postId}`. */
         PostCreated: {
             headers: {
+                ETag: components["headers"]["ETag"];
                 Location: components["headers"]["Location"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -1636,6 +1641,7 @@ export interface components {
          */
         PostList: {
             headers: {
+                ETag: components["headers"]["ETag"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1651,6 +1657,7 @@ export interface components {
         /** @description The comment. */
         CommentOk: {
             headers: {
+                ETag: components["headers"]["ETag"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1692,6 +1699,7 @@ export interface components {
         /** @description The created comment. `Location` is `/api/v1/comments/{commentId}`. */
         CommentCreated: {
             headers: {
+                ETag: components["headers"]["ETag"];
                 Location: components["headers"]["Location"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -1737,6 +1745,7 @@ export interface components {
          */
         CommentList: {
             headers: {
+                ETag: components["headers"]["ETag"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1752,6 +1761,7 @@ export interface components {
         /** @description The order. */
         OrderOk: {
             headers: {
+                ETag: components["headers"]["ETag"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1797,6 +1807,7 @@ export interface components {
         /** @description The created order. `Location` is `/api/v1/users/{id}/orders/{orderId}`. */
         OrderCreated: {
             headers: {
+                ETag: components["headers"]["ETag"];
                 Location: components["headers"]["Location"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -1846,6 +1857,7 @@ export interface components {
          */
         OrderList: {
             headers: {
+                ETag: components["headers"]["ETag"];
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2025,6 +2037,73 @@ export interface components {
                  *           "message": "is already in use"
                  *         }
                  *       ]
+                 *     }
+                 */
+                "application/vnd.api.v1+json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description Not modified: the ETag in `If-None-Match` is still the current one. No body. */
+        NotModified: {
+            headers: {
+                ETag: components["headers"]["ETag"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /**
+         * @description `If-Match` did not match: the resource was changed since that ETag was read (its current ETag is in
+         *     the `ETag` header), or it no longer exists (no `ETag`). Nothing was changed: read it again, then
+         *     decide.
+         */
+        PreconditionFailed: {
+            headers: {
+                ETag: components["headers"]["ETag-current"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": 41200,
+                 *       "message": "User has changed: it is now at version 4"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+                /**
+                 * @example {
+                 *       "code": 41200,
+                 *       "message": "User has changed: it is now at version 4"
+                 *     }
+                 */
+                "application/vnd.api.v1+json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /** @description The server runs with `REQUIRE_IF_MATCH` and the write carried no `If-Match`. Nothing was changed. */
+        PreconditionRequired: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": 42800,
+                 *       "message": "This server requires If-Match on writes: send the ETag of the resource you read"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+                /**
+                 * @example {
+                 *       "code": 42800,
+                 *       "message": "This server requires If-Match on writes: send the ETag of the resource you read"
                  *     }
                  */
                 "application/vnd.api.v1+json": components["schemas"]["ErrorEnvelope"];
@@ -2316,6 +2395,20 @@ export interface components {
          * @example 1
          */
         version: 1;
+        /**
+         * @description ETags from earlier answers (or `*`). When one of them is the current one the answer is `304` with no
+         *     body: the representation you hold is still current (weak comparison, RFC 9110 §13.1.2).
+         * @example "3"
+         */
+        ifNoneMatch: string;
+        /**
+         * @description The ETag you read (a strong one, from a single-resource answer), or `*` for "whatever its version, as
+         *     long as it exists". The write happens only if the resource is still at that version; otherwise `412`
+         *     with the current ETag, and nothing is changed (strong comparison, RFC 9110 §13.1.1). Without it the
+         *     write is unconditional, unless the server runs with `REQUIRE_IF_MATCH` (then `428`).
+         * @example "3"
+         */
+        ifMatch: string;
     };
     requestBodies: never;
     headers: {
@@ -2372,6 +2465,19 @@ export interface components {
          * @example sid=; HttpOnly; Secure; SameSite=Lax; Max-Age=0; Path=/
          */
         "Set-Cookie-Clear": string;
+        /**
+         * @description The validator of this answer (RFC 9110 §8.8.3). A single resource's is strong: its row version, quoted
+         *     (`"3"`), bumped by every change of the resource; send it back in `If-None-Match` to read it again for
+         *     free (`304`), and in `If-Match` to change it only if nobody else did since (`412` otherwise). A
+         *     collection's is weak (`W/"…"`, a hash of the answer): good for `If-None-Match` only.
+         * @example "3"
+         */
+        ETag: string;
+        /**
+         * @description The current strong ETag of the resource a `412` refused to change (absent when it no longer exists).
+         * @example "4"
+         */
+        "ETag-current": string;
     };
     pathItems: never;
 }
@@ -2521,7 +2627,14 @@ export interface operations {
                  */
                 version?: components["parameters"]["version"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description ETags from earlier answers (or `*`). When one of them is the current one the answer is `304` with no
+                 *     body: the representation you hold is still current (weak comparison, RFC 9110 §13.1.2).
+                 * @example "3"
+                 */
+                "If-None-Match"?: components["parameters"]["ifNoneMatch"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2530,6 +2643,7 @@ export interface operations {
             /** @description The caller's API keys. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2576,6 +2690,7 @@ export interface operations {
                     "application/vnd.api.v1+json": components["schemas"]["ApiKeyListEnvelope"];
                 };
             };
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -2838,13 +2953,21 @@ export interface operations {
                 /** @description Only users of exactly this age. */
                 age?: components["parameters"]["age"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description ETags from earlier answers (or `*`). When one of them is the current one the answer is `304` with no
+                 *     body: the representation you hold is still current (weak comparison, RFC 9110 §13.1.2).
+                 * @example "3"
+                 */
+                "If-None-Match"?: components["parameters"]["ifNoneMatch"];
+            };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
             200: components["responses"]["UserList"];
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             406: components["responses"]["NotAcceptable"];
@@ -3187,7 +3310,14 @@ export interface operations {
                  */
                 version?: components["parameters"]["version"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description ETags from earlier answers (or `*`). When one of them is the current one the answer is `304` with no
+                 *     body: the representation you hold is still current (weak comparison, RFC 9110 §13.1.2).
+                 * @example "3"
+                 */
+                "If-None-Match"?: components["parameters"]["ifNoneMatch"];
+            };
             path: {
                 /**
                  * @description Numeric id of the resource (a non-numeric or out-of-range id → 400 naming `id`).
@@ -3200,6 +3330,7 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["UserOk"];
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
@@ -3224,7 +3355,16 @@ export interface operations {
                  */
                 version?: components["parameters"]["version"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The ETag you read (a strong one, from a single-resource answer), or `*` for "whatever its version, as
+                 *     long as it exists". The write happens only if the resource is still at that version; otherwise `412`
+                 *     with the current ETag, and nothing is changed (strong comparison, RFC 9110 §13.1.1). Without it the
+                 *     write is unconditional, unless the server runs with `REQUIRE_IF_MATCH` (then `428`).
+                 * @example "3"
+                 */
+                "If-Match"?: components["parameters"]["ifMatch"];
+            };
             path: {
                 /**
                  * @description Numeric id of the resource (a non-numeric or out-of-range id → 400 naming `id`).
@@ -3254,10 +3394,12 @@ export interface operations {
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
+            428: components["responses"]["PreconditionRequired"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
@@ -3277,7 +3419,16 @@ export interface operations {
                  */
                 version?: components["parameters"]["version"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The ETag you read (a strong one, from a single-resource answer), or `*` for "whatever its version, as
+                 *     long as it exists". The write happens only if the resource is still at that version; otherwise `412`
+                 *     with the current ETag, and nothing is changed (strong comparison, RFC 9110 §13.1.1). Without it the
+                 *     write is unconditional, unless the server runs with `REQUIRE_IF_MATCH` (then `428`).
+                 * @example "3"
+                 */
+                "If-Match"?: components["parameters"]["ifMatch"];
+            };
             path: {
                 /**
                  * @description Numeric id of the resource (a non-numeric or out-of-range id → 400 naming `id`).
@@ -3294,7 +3445,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
+            412: components["responses"]["PreconditionFailed"];
             414: components["responses"]["UriTooLong"];
+            428: components["responses"]["PreconditionRequired"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
@@ -3314,7 +3467,16 @@ export interface operations {
                  */
                 version?: components["parameters"]["version"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The ETag you read (a strong one, from a single-resource answer), or `*` for "whatever its version, as
+                 *     long as it exists". The write happens only if the resource is still at that version; otherwise `412`
+                 *     with the current ETag, and nothing is changed (strong comparison, RFC 9110 §13.1.1). Without it the
+                 *     write is unconditional, unless the server runs with `REQUIRE_IF_MATCH` (then `428`).
+                 * @example "3"
+                 */
+                "If-Match"?: components["parameters"]["ifMatch"];
+            };
             path: {
                 /**
                  * @description Numeric id of the resource (a non-numeric or out-of-range id → 400 naming `id`).
@@ -3342,10 +3504,12 @@ export interface operations {
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
+            428: components["responses"]["PreconditionRequired"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
@@ -3389,7 +3553,14 @@ export interface operations {
                 /** @description Alias of `q`. */
                 search?: components["parameters"]["search"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description ETags from earlier answers (or `*`). When one of them is the current one the answer is `304` with no
+                 *     body: the representation you hold is still current (weak comparison, RFC 9110 §13.1.2).
+                 * @example "3"
+                 */
+                "If-None-Match"?: components["parameters"]["ifNoneMatch"];
+            };
             path: {
                 /**
                  * @description Numeric id of the resource (a non-numeric or out-of-range id → 400 naming `id`).
@@ -3402,6 +3573,7 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["PostList"];
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
@@ -3477,7 +3649,14 @@ export interface operations {
                  */
                 version?: components["parameters"]["version"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description ETags from earlier answers (or `*`). When one of them is the current one the answer is `304` with no
+                 *     body: the representation you hold is still current (weak comparison, RFC 9110 §13.1.2).
+                 * @example "3"
+                 */
+                "If-None-Match"?: components["parameters"]["ifNoneMatch"];
+            };
             path: {
                 /**
                  * @description Numeric id of the resource (a non-numeric or out-of-range id → 400 naming `id`).
@@ -3495,6 +3674,7 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["PostOk"];
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
@@ -3545,7 +3725,14 @@ export interface operations {
                 /** @description Only orders with this status. */
                 status?: components["parameters"]["status"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description ETags from earlier answers (or `*`). When one of them is the current one the answer is `304` with no
+                 *     body: the representation you hold is still current (weak comparison, RFC 9110 §13.1.2).
+                 * @example "3"
+                 */
+                "If-None-Match"?: components["parameters"]["ifNoneMatch"];
+            };
             path: {
                 /**
                  * @description Numeric id of the resource (a non-numeric or out-of-range id → 400 naming `id`).
@@ -3558,6 +3745,7 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["OrderList"];
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -3635,7 +3823,14 @@ export interface operations {
                  */
                 version?: components["parameters"]["version"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description ETags from earlier answers (or `*`). When one of them is the current one the answer is `304` with no
+                 *     body: the representation you hold is still current (weak comparison, RFC 9110 §13.1.2).
+                 * @example "3"
+                 */
+                "If-None-Match"?: components["parameters"]["ifNoneMatch"];
+            };
             path: {
                 /**
                  * @description Numeric id of the resource (a non-numeric or out-of-range id → 400 naming `id`).
@@ -3653,6 +3848,7 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["OrderOk"];
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -3678,7 +3874,16 @@ export interface operations {
                  */
                 version?: components["parameters"]["version"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description The ETag you read (a strong one, from a single-resource answer), or `*` for "whatever its version, as
+                 *     long as it exists". The write happens only if the resource is still at that version; otherwise `412`
+                 *     with the current ETag, and nothing is changed (strong comparison, RFC 9110 §13.1.1). Without it the
+                 *     write is unconditional, unless the server runs with `REQUIRE_IF_MATCH` (then `428`).
+                 * @example "3"
+                 */
+                "If-Match"?: components["parameters"]["ifMatch"];
+            };
             path: {
                 /**
                  * @description Numeric id of the resource (a non-numeric or out-of-range id → 400 naming `id`).
@@ -3710,10 +3915,12 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
+            428: components["responses"]["PreconditionRequired"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
@@ -3759,13 +3966,21 @@ export interface operations {
                 /** @description Only posts by this author. */
                 authorId?: components["parameters"]["authorId"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description ETags from earlier answers (or `*`). When one of them is the current one the answer is `304` with no
+                 *     body: the representation you hold is still current (weak comparison, RFC 9110 §13.1.2).
+                 * @example "3"
+                 */
+                "If-None-Match"?: components["parameters"]["ifNoneMatch"];
+            };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
             200: components["responses"]["PostList"];
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             406: components["responses"]["NotAcceptable"];
@@ -3788,7 +4003,14 @@ export interface operations {
                  */
                 version?: components["parameters"]["version"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description ETags from earlier answers (or `*`). When one of them is the current one the answer is `304` with no
+                 *     body: the representation you hold is still current (weak comparison, RFC 9110 §13.1.2).
+                 * @example "3"
+                 */
+                "If-None-Match"?: components["parameters"]["ifNoneMatch"];
+            };
             path: {
                 /**
                  * @description Numeric id of the resource (a non-numeric or out-of-range id → 400 naming `id`).
@@ -3801,6 +4023,7 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["PostOk"];
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
@@ -3903,13 +4126,21 @@ export interface operations {
                 /** @description Only comments written by this user (the comment's author). */
                 userId?: components["parameters"]["userIdFilter"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description ETags from earlier answers (or `*`). When one of them is the current one the answer is `304` with no
+                 *     body: the representation you hold is still current (weak comparison, RFC 9110 §13.1.2).
+                 * @example "3"
+                 */
+                "If-None-Match"?: components["parameters"]["ifNoneMatch"];
+            };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
             200: components["responses"]["CommentList"];
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             406: components["responses"]["NotAcceptable"];
@@ -3932,7 +4163,14 @@ export interface operations {
                  */
                 version?: components["parameters"]["version"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description ETags from earlier answers (or `*`). When one of them is the current one the answer is `304` with no
+                 *     body: the representation you hold is still current (weak comparison, RFC 9110 §13.1.2).
+                 * @example "3"
+                 */
+                "If-None-Match"?: components["parameters"]["ifNoneMatch"];
+            };
             path: {
                 /**
                  * @description Numeric id of the resource (a non-numeric or out-of-range id → 400 naming `id`).
@@ -3945,6 +4183,7 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["CommentOk"];
+            304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];

@@ -12,7 +12,8 @@ export const Mutation: MutationResolvers<GraphQLContext> = {
     await consumeSignup(request);
     return services.users.create(input);
   },
-  updateUser: (_root, { id, input }, { principal, services }) => services.users.update(principal, id, input),
+  updateUser: (_root, { id, input, expectedVersion }, { principal, services }) =>
+    services.users.update(principal, id, input, expectedVersion == null ? undefined : { versions: [expectedVersion] }),
   deleteUser: (_root, { id }, { services, principal }) => services.users.delete(principal, id),
   createPost: (_root, args, { principal, services }) => services.posts.create(principal, args),
 };

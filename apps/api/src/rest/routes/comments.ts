@@ -3,6 +3,7 @@ import type { OperationHandlers } from '@users-posts/contracts';
 import { parseCollectionQuery } from '../../collections/query.js';
 import { notFound } from '../../errors.js';
 import { COMMENT_SORT_FIELDS } from '../../services/comments.js';
+import { conditionalRead, etagOf } from '../conditional.js';
 import type { RestContext } from '../context.js';
 import { ok, pageEnvelope } from '../envelope.js';
 import { COMMENT_FIELDS, commentResource } from '../representations.js';
@@ -14,17 +15,17 @@ export const commentsHandlers = {
     return { status: 200, body: pageEnvelope(result, commentResource, collection.fields) };
   },
 
-  getComment: async ({ params }, { services }) => {
+  getComment: async ({ params }, { services, request }) => {
     const comment = await services.comments.get(params.id);
     if (!comment) throw notFound('Comment');
-    return { status: 200, body: ok(commentResource(comment)) };
+    return conditionalRead(request, comment.version, () => ok(commentResource(comment)));
   },
 
   createPostComment: async ({ params, body }, context) => {
     const comment = await context.services.comments.create(context.request.principal, params.id, body);
     return {
       status: 201,
-      headers: { location: `/api/v1/comments/${comment.id}` },
+      headers: { location: `/api/v1/comments/${comment.id}`, etag: etagOf(comment.version) },
       body: ok(commentResource(comment)),
     };
   },

@@ -2,6 +2,7 @@
 import type { OperationHandlers } from '@users-posts/contracts';
 import { parseCollectionQuery } from '../../collections/query.js';
 import { ORDER_SORT_FIELDS } from '../../services/orders.js';
+import { conditionalRead, etagOf, expectationOf } from '../conditional.js';
 import type { RestContext } from '../context.js';
 import { ok, pageEnvelope } from '../envelope.js';
 import { ORDER_FIELDS, orderResource } from '../representations.js';
@@ -17,18 +18,18 @@ export const ordersHandlers = {
     const order = await services.orders.create(request.principal, params.id, body);
     return {
       status: 201,
-      headers: { location: `/api/v1/users/${params.id}/orders/${order.id}` },
+      headers: { location: `/api/v1/users/${params.id}/orders/${order.id}`, etag: etagOf(order.version) },
       body: ok(orderResource(order)),
     };
   },
 
   getUserOrder: async ({ params }, { request, services }) => {
     const order = await services.orders.get(request.principal, params.id, params.orderId);
-    return { status: 200, body: ok(orderResource(order)) };
+    return conditionalRead(request, order.version, () => ok(orderResource(order)));
   },
 
   updateUserOrder: async ({ params, body }, { request, services }) => {
-    const order = await services.orders.updateStatus(request.principal, params.id, params.orderId, body.status);
-    return { status: 200, body: ok(orderResource(order)) };
+    const order = await services.orders.updateStatus(request.principal, params.id, params.orderId, body.status, expectationOf(request));
+    return { status: 200, headers: { etag: etagOf(order.version) }, body: ok(orderResource(order)) };
   },
 } satisfies OperationHandlers<RestContext>;

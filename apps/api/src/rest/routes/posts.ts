@@ -3,6 +3,7 @@ import type { OperationHandlers } from '@users-posts/contracts';
 import { parseCollectionQuery } from '../../collections/query.js';
 import { notFound } from '../../errors.js';
 import { POST_SORT_FIELDS } from '../../services/posts.js';
+import { conditionalRead } from '../conditional.js';
 import type { RestContext } from '../context.js';
 import { ok, pageEnvelope } from '../envelope.js';
 import { POST_FIELDS, postResource } from '../representations.js';
@@ -14,9 +15,9 @@ export const postsHandlers = {
     return { status: 200, body: pageEnvelope(result, postResource, collection.fields) };
   },
 
-  getPost: async ({ params }, { services }) => {
+  getPost: async ({ params }, { services, request }) => {
     const post = await services.posts.get(params.id);
     if (!post) throw notFound('Post');
-    return { status: 200, body: ok(postResource(post)) };
+    return conditionalRead(request, post.version, () => ok(postResource(post)));
   },
 } satisfies OperationHandlers<RestContext>;

@@ -3,6 +3,7 @@ import type { OperationHandlers } from '@users-posts/contracts';
 import { parseCollectionQuery } from '../../collections/query.js';
 import { notFound } from '../../errors.js';
 import { POST_SORT_FIELDS } from '../../services/posts.js';
+import { conditionalRead, etagOf } from '../conditional.js';
 import type { RestContext } from '../context.js';
 import { ok, pageEnvelope } from '../envelope.js';
 import { POST_FIELDS, postResource } from '../representations.js';
@@ -19,17 +20,17 @@ export const userPostsHandlers = {
     return { status: 200, body: pageEnvelope(result, postResource, collection.fields) };
   },
 
-  getUserPost: async ({ params }, { services }) => {
+  getUserPost: async ({ params }, { services, request }) => {
     const post = await services.posts.get(params.postId);
     if (!post || post.authorId !== params.id) throw notFound('Post');
-    return { status: 200, body: ok(postResource(post)) };
+    return conditionalRead(request, post.version, () => ok(postResource(post)));
   },
 
   createUserPost: async ({ params, body }, context) => {
     const post = await context.services.posts.create(context.request.principal, { ...body, authorId: params.id });
     return {
       status: 201,
-      headers: { location: `/api/v1/users/${params.id}/posts/${post.id}` },
+      headers: { location: `/api/v1/users/${params.id}/posts/${post.id}`, etag: etagOf(post.version) },
       body: ok(postResource(post)),
     };
   },

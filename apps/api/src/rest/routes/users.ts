@@ -4,6 +4,7 @@ import { parseCollectionQuery } from '../../collections/query.js';
 import { AppError, notFound } from '../../errors.js';
 import { parseId } from '../../services/ids.js';
 import { BULK_MAX, USER_SORT_FIELDS } from '../../services/users.js';
+import { conditionalRead, etagOf, expectationOf } from '../conditional.js';
 import type { RestContext } from '../context.js';
 import { consumeSignup } from '../route-options.js';
 import { ok, pageEnvelope } from '../envelope.js';
@@ -26,31 +27,31 @@ export const usersHandlers = {
     return { status: 200, body: pageEnvelope(result, userResource, collection.fields) };
   },
 
-  getUser: async ({ params }, { services }) => {
+  getUser: async ({ params }, { services, request }) => {
     const user = await services.users.get(params.id);
     if (!user) throw notFound('User');
-    return { status: 200, body: ok(userResource(user)) };
+    return conditionalRead(request, user.version, () => ok(userResource(user)));
   },
 
   createUser: async ({ body }, { services, request }) => {
     await consumeSignup(request); // sign-up bucket (SPEC §4), before anything is written
     const user = await services.users.create(body);
-    return { status: 201, headers: { location: `/api/v1/users/${user.id}` }, body: ok(userResource(user)) };
+    return { status: 201, headers: { location: `/api/v1/users/${user.id}`, etag: etagOf(user.version) }, body: ok(userResource(user)) };
   },
 
   replaceUser: async ({ params, body }, { services, request }) => {
-    const user = await services.users.replace(request.principal, params.id, body);
-    return { status: 200, body: ok(userResource(user)) };
+    const user = await services.users.replace(request.principal, params.id, body, expectationOf(request));
+    return { status: 200, headers: { etag: etagOf(user.version) }, body: ok(userResource(user)) };
   },
 
   updateUser: async ({ params, body }, { services, request }) => {
-    const user = await services.users.update(request.principal, params.id, body);
-    return { status: 200, body: ok(userResource(user)) };
+    const user = await services.users.update(request.principal, params.id, body, expectationOf(request));
+    return { status: 200, headers: { etag: etagOf(user.version) }, body: ok(userResource(user)) };
   },
 
   // ADMIN (the service decides; the contract's x-required-role is the outer guard). Idempotent: 204 whether or not the user existed.
   deleteUser: async ({ params }, { services, request }) => {
-    await services.users.delete(request.principal, params.id);
+    await services.users.delete(request.principal, params.id, expectationOf(request));
     return { status: 204, body: undefined };
   },
 
