@@ -5,7 +5,7 @@ import path from 'node:path';
 import { authDecisionProblems, introspectionProblems } from './contracts/auth-decisions.js';
 import { generateContracts, repoRoot } from './contracts/generate.js';
 import { graphqlDrift, restDrift } from './contracts/drift.js';
-import { checkBreakingAgainst, declaredBreakingChanges, defaultBaseRev } from './contracts/breaking.js';
+import { checkBreakingAgainst, declaredBreakingChanges, defaultBaseRev, undeclared, type Change } from './contracts/breaking.js';
 
 type Check = () => Promise<string[]>;
 let failed = false;
@@ -68,13 +68,17 @@ await run(`no breaking contract change against ${baseRev ?? '(no base revision)'
   }
   const result = await checkBreakingAgainst(baseRev, repoRoot);
   if (result.skipped) console.log(`    skipped: ${result.skipped}`);
-  const problems = result.changes.map((change) => `[${change.contract}] ${change.message}${change.path ? ` (${change.path})` : ''}`);
-  const declared = problems.length > 0 ? await declaredBreakingChanges(baseRev, repoRoot) : [];
-  if (declared.length === 0) return problems;
-  // Declared by a commit since the base (`BREAKING CHANGE:` footer): shown with the declaration, not failed.
-  for (const { commit, reason } of declared) console.log(`    declared breaking by ${commit.slice(0, 12)}: ${reason}`);
-  for (const problem of problems) console.log(`    declared: ${problem}`);
-  return [];
+  const show = (change: Change) => `[${change.contract}] ${change.message}${change.path ? ` (${change.path})` : ''}`;
+  const declarations = result.changes.length > 0 ? await declaredBreakingChanges(baseRev, repoRoot) : [];
+  const failing = undeclared(result.changes, declarations);
+  // Declared by the commit that made them (`BREAKING CHANGE:` footer): shown with the declaration, not failed.
+  for (const declaration of declarations) {
+    const excused = result.changes.filter((change) => undeclared([change], [declaration]).length === 0);
+    if (excused.length === 0) continue;
+    console.log(`    declared breaking by ${declaration.commit.slice(0, 12)}: ${declaration.reason}`);
+    for (const change of excused) console.log(`      ${show(change)}`);
+  }
+  return failing.map(show);
 });
 
 process.exit(failed ? 1 : 0);

@@ -116,6 +116,15 @@ export async function defaultBaseRev(repoRoot: string): Promise<string | undefin
   return (await revExists(repoRoot, 'HEAD~1')) ? 'HEAD~1' : undefined;
 }
 
+const CONTRACTS = [
+  { file: GRAPHQL_CONTRACT, compare: graphqlBreakingChanges },
+  { file: OPENAPI_CONTRACT, compare: openapiBreakingChanges },
+];
+
+/** A contract file at a revision (`git show`), or in the working tree when `rev` is undefined. */
+const contractAt = (repoRoot: string, rev: string | undefined, file: string) =>
+  rev === undefined ? readFile(path.join(repoRoot, file), 'utf8').catch(() => undefined) : showFile(repoRoot, rev, file);
+
 /**
  * Compares both contracts at `baseRev` (via `git show`) with the working-tree files. A contract that is
  * missing at `baseRev` or in the working tree is not compared and its reason is put in `skipped`; a
@@ -124,45 +133,55 @@ export async function defaultBaseRev(repoRoot: string): Promise<string | undefin
 export async function checkBreakingAgainst(
   baseRev: string,
   repoRoot: string,
+  headRev?: string,
 ): Promise<{ baseRev: string; changes: Change[]; skipped?: string }> {
   if (!(await revExists(repoRoot, baseRev))) {
     return { baseRev, changes: [], skipped: `base revision ${baseRev} does not exist` };
   }
-  const contracts = [
-    { file: GRAPHQL_CONTRACT, compare: graphqlBreakingChanges },
-    { file: OPENAPI_CONTRACT, compare: openapiBreakingChanges },
-  ];
   const changes: Change[] = [];
   const skipped: string[] = [];
-  for (const { file, compare } of contracts) {
-    const base = await showFile(repoRoot, baseRev, file);
-    const head = await readFile(path.join(repoRoot, file), 'utf8').catch(() => undefined);
+  for (const { file, compare } of CONTRACTS) {
+    const base = await contractAt(repoRoot, baseRev, file);
+    const head = await contractAt(repoRoot, headRev, file);
     if (base === undefined) skipped.push(`${file} did not exist at ${baseRev}`);
-    else if (head === undefined) skipped.push(`${file} is missing from the working tree`);
+    else if (head === undefined) skipped.push(`${file} is missing from ${headRev ?? 'the working tree'}`);
     else changes.push(...(await compare(base, head)));
   }
   return { baseRev, changes, ...(skipped.length ? { skipped: skipped.join('; ') } : {}) };
 }
 
+export interface Declaration {
+  commit: string;
+  reason: string;
+  /** The breaking changes this commit itself made (its parent against it): the only ones it excuses. */
+  changes: Change[];
+}
+
+const sameChange = (a: Change, b: Change) => a.contract === b.contract && a.message === b.message && a.path === b.path;
+
 /**
- * The breaking changes a commit since the base declares, by the Conventional Commits footer `BREAKING CHANGE: <why>`
- * (the convention semantic-release and commitlint read): one entry per declaring commit. A breaking change passes
- * the gate only when declared by a commit and the contracts are as committed; the declaration (the why) is printed
- * beside it, and nothing else switches the gate off.
+ * The breaking changes declared by commits since the base, with the Conventional Commits footer
+ * `BREAKING CHANGE: <why>` (the convention semantic-release and commitlint read). A declaration excuses exactly the
+ * breaking changes its own commit made (the commit against its parent), nothing brought by other commits of the range
+ * or merged with it; and only while the contracts are as committed (an uncommitted edit on top is undeclared).
  */
-export async function declaredBreakingChanges(baseRev: string, repoRoot: string): Promise<{ commit: string; reason: string }[]> {
-  // A declaration covers committed contracts only: an uncommitted edit on top is checked as undeclared.
+export async function declaredBreakingChanges(baseRev: string, repoRoot: string): Promise<Declaration[]> {
   for (const file of [GRAPHQL_CONTRACT, OPENAPI_CONTRACT]) {
-    const [committed, current] = [await showFile(repoRoot, 'HEAD', file), await readFile(path.join(repoRoot, file), 'utf8').catch(() => undefined)];
-    if (committed !== current) return [];
+    if ((await contractAt(repoRoot, 'HEAD', file)) !== (await contractAt(repoRoot, undefined, file))) return [];
   }
-  const declared: { commit: string; reason: string }[] = [];
+  const declared: Declaration[] = [];
   for (const { commit, message } of await commitMessages(repoRoot, baseRev)) {
     const footer = /(?:^|\n)BREAKING[ -]CHANGE: /.exec(message);
     if (!footer) continue;
     // The footer's text runs to the next blank line (a following footer) or the message's end.
     const [text = ''] = message.slice(footer.index + footer[0].length).split('\n\n');
-    declared.push({ commit, reason: text.replace(/\s+/g, ' ').trim() });
+    const own = (await revExists(repoRoot, `${commit}^`)) ? (await checkBreakingAgainst(`${commit}^`, repoRoot, commit)).changes : [];
+    declared.push({ commit, reason: text.replace(/\s+/g, ' ').trim(), changes: own });
   }
   return declared;
+}
+
+/** The changes no declaration excuses (see declaredBreakingChanges). */
+export function undeclared(changes: Change[], declarations: Declaration[]): Change[] {
+  return changes.filter((change) => !declarations.some((declaration) => declaration.changes.some((own) => sameChange(own, change))));
 }

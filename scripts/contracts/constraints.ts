@@ -9,10 +9,11 @@
 //
 // Request side (parameters and bodies), breaking when the head accepts less: maxLength/maxItems/maxProperties/
 // maximum/exclusiveMaximum lowered or added; minLength/minItems/minProperties/minimum/exclusiveMinimum raised or added;
-// a pattern, format or const added or changed (not an integer format the base's bounds already lie within); an enum
+// a pattern, format or const added or changed (not `int32` where the base's bounds already lie within it); an enum
 // added where there was none; types narrowed;
 // additionalProperties closed; a body newly required.
-// Response side, breaking when the head promises less: a type widened (null included). (Optic: a property no longer
+// Response side, breaking when the head promises less: a type widened (null included); a property added to an object
+// declared closed (additionalProperties: false). (Optic: a property no longer
 // required; enum values added, which is decided breaking: a generated client switching over the values meets one it
 // does not know; add a new field instead, or version the API.)
 // Not compared: oneOf/anyOf/allOf alternatives (reported by Optic when removed), and schemas behind a $ref cycle
@@ -39,11 +40,13 @@ const typesOf = (schema: Schema): Set<string> | undefined =>
   schema.type === undefined ? undefined : new Set(Array.isArray(schema.type) ? (schema.type as string[]) : [schema.type as string]);
 const show = (value: unknown) => JSON.stringify(value);
 
-/** Integer formats by the range they accept (OpenAPI's format registry). */
-const INTEGER_RANGES: Record<string, [number, number]> = { int32: [-(2 ** 31), 2 ** 31 - 1], int64: [-(2 ** 63), 2 ** 63 - 1] };
+/** Integer formats by the range they accept (OpenAPI's format registry). Only int32: generators map an integer
+ * without a format to a 32-bit type, so adding `int64` changes generated code (Java `Integer` → `Long`) even when no
+ * request is refused. */
+const INTEGER_RANGES: Record<string, [number, number]> = { int32: [-(2 ** 31), 2 ** 31 - 1] };
 
-/** An integer format whose range the base's own bounds already lie within: adding it refuses no request (e.g.
- * `format: int32` on an id bounded 1–2147483647). */
+/** An integer format whose range the base's own bounds already lie within, and that generated types already
+ * assumed: adding it refuses no request and changes no client (e.g. `format: int32` on an id bounded 1–2147483647). */
 function formatImpliedByBounds(base: Schema, format: unknown): boolean {
   const range = typeof format === 'string' ? INTEGER_RANGES[format] : undefined;
   const types = typesOf(base);
@@ -85,6 +88,13 @@ function compareResponse(base: Schema, head: Schema, at: string, out: Constraint
   if (baseTypes) {
     const added = headTypes ? [...headTypes].filter((type) => !baseTypes.has(type)) : ['(any type)'];
     if (added.length > 0) out.push({ path: at, message: `response may now be ${added.join(', ')}` });
+  }
+  // A closed object promised no other property: clients that validate answers (or generated models that refuse
+  // unknown fields) meet one they were told could not come.
+  if (base.additionalProperties === false && isSchema(base.properties) && isSchema(head.properties)) {
+    const baseProperties = base.properties;
+    const added = Object.keys(head.properties).filter((name) => !(name in baseProperties));
+    if (added.length > 0) out.push({ path: at, message: `response object closed to additional properties now has ${added.join(', ')}` });
   }
   compareChildren(base, head, at, out, depth, compareResponse);
 }

@@ -9,6 +9,7 @@ import { parse, stringify } from 'yaml';
 import {
   checkBreakingAgainst,
   declaredBreakingChanges,
+  undeclared,
   defaultBaseRev,
   graphqlBreakingChanges,
   openapiBreakingChanges,
@@ -182,6 +183,17 @@ describe('request tightening and response loosening (constraints.ts, rules Optic
     expect(nullable.map((change) => change.message)).toEqual(Array(3).fill(expect.stringContaining("expected response body property 'name' not to be expanded")));
   });
 
+  test('a property added to a response object declared closed is breaking; to an open one it is not', async () => {
+    const withNickname = (closed: boolean) => (doc: any) => {
+      doc.components.schemas.User.additionalProperties = closed ? false : undefined;
+      doc.components.schemas.User.properties.nickname = { type: 'string' };
+    };
+    const closedBase = (doc: any) => (doc.components.schemas.User.additionalProperties = false);
+    const closed = await between(closedBase, withNickname(true));
+    expect(closed.map((change) => change.message)).toContain('response object closed to additional properties now has nickname');
+    expect((await between(() => undefined, withNickname(false))).map((change) => change.message)).not.toContainEqual(expect.stringContaining('now has nickname'));
+  });
+
   test('a value added to a response enum is breaking (Optic; decided: clients switch over the values)', async () => {
     const role = (values: string[]) => (doc: any) => (doc.components.schemas.User.properties.role = { type: 'string', enum: values });
     const changes = await between(role(['USER', 'ADMIN']), role(['USER', 'ADMIN', 'AUDITOR']));
@@ -250,7 +262,7 @@ describe('checkBreakingAgainst', () => {
     expect(result.changes.map((c) => c.path)).toEqual(['User.bio']);
   });
 
-  test('a breaking change is declared by a `BREAKING CHANGE:` footer of a commit since the base, for committed contracts only', async () => {
+  test('a breaking change is excused by a `BREAKING CHANGE:` footer of the commit that made it, for committed contracts only', async () => {
     const dir = repoWithCommit({ 'schema/schema.graphql': baseSdl, 'openapi/openapi.yaml': baseDoc });
     const git = (...args: string[]) =>
       execFileSync('git', ['-c', 'user.name=test', '-c', 'user.email=test@example.com', '-c', 'commit.gpgsign=false', ...args], { cwd: dir, stdio: 'pipe' });
@@ -258,14 +270,24 @@ describe('checkBreakingAgainst', () => {
     git('commit', '-q', '-am', 'remove User.bio');
     expect(await declaredBreakingChanges('HEAD~1', dir)).toEqual([]);
 
-    git('commit', '-q', '--allow-empty', '-m', 'docs: say why\n\nBREAKING CHANGE: User.bio was never filled;\nclients must stop asking for it.\n\nRefs: #12');
-    expect((await checkBreakingAgainst('HEAD~2', dir)).changes.map((change) => change.path)).toEqual(['User.bio']);
-    expect(await declaredBreakingChanges('HEAD~2', dir)).toEqual([{ commit: expect.stringMatching(/^[0-9a-f]{40}$/), reason: 'User.bio was never filled; clients must stop asking for it.' }]);
+    // a footer on a commit that did not make the break excuses nothing
+    git('commit', '-q', '--allow-empty', '-m', 'docs: say why\n\nBREAKING CHANGE: User.bio was never filled.');
+    const range = (await checkBreakingAgainst('HEAD~2', dir)).changes;
+    expect(range.map((change) => change.path)).toEqual(['User.bio']);
+    expect(undeclared(range, await declaredBreakingChanges('HEAD~2', dir))).toEqual(range);
+
+    // the commit that makes the break declares it: that break, and only it, is excused
+    writeFileSync(path.join(dir, 'openapi/openapi.yaml'), editDoc((d) => delete d.paths['/users/{id}'].delete));
+    git('commit', '-q', '-am', 'remove DELETE /users/{id}\n\nBREAKING CHANGE: deleting users moves to the admin API;\nclients must stop calling it.\n\nRefs: #12');
+    const all = (await checkBreakingAgainst('HEAD~3', dir)).changes;
+    const declarations = await declaredBreakingChanges('HEAD~3', dir);
+    expect(declarations.map(({ reason }) => reason)).toEqual(['deleting users moves to the admin API; clients must stop calling it.', 'User.bio was never filled.']);
+    expect(undeclared(all, declarations).map((change) => change.path)).toEqual(['User.bio']);
     // not a declaration for the commits before the base
     expect(await declaredBreakingChanges('HEAD', dir)).toEqual([]);
     // an uncommitted contract edit on top is not covered
-    writeFileSync(path.join(dir, 'openapi/openapi.yaml'), editDoc((d) => delete d.paths['/users/{id}'].delete));
-    expect(await declaredBreakingChanges('HEAD~2', dir)).toEqual([]);
+    writeFileSync(path.join(dir, 'openapi/openapi.yaml'), editDoc((d) => delete d.paths['/users'].post));
+    expect(await declaredBreakingChanges('HEAD~3', dir)).toEqual([]);
   });
 
   test('a revision that does not exist (HEAD~1 of a single commit) is skipped', async () => {

@@ -61,6 +61,22 @@ export class AppError extends Error {
   }
 }
 
+/**
+ * `text` cut to at most `max` UTF-16 units, an ellipsis marking the cut (never inside a surrogate pair): error
+ * messages echo what clients sent, and the contract bounds them (`message` 500, `field` 256).
+ */
+export function clip(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let end = max - 1;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end -= 1; // a high surrogate whose pair would be cut off
+  return `${text.slice(0, end)}…`;
+}
+
+/** The contract's bounds on an error envelope's strings (ErrorEnvelope, FieldError). */
+export const MESSAGE_MAX = 500;
+export const FIELD_MAX = 256;
+
 export const notFound = (what: string): AppError => new AppError('NOT_FOUND', `${what} not found`);
 export const validationFailed = (fields: FieldError[]): AppError =>
   new AppError('VALIDATION_FAILED', 'Validation failed', fields);

@@ -69,11 +69,13 @@ describe('the same handlers answer', () => {
     ['application/json preferred by quality', `${V1};q=0.4, application/json`, 'application/json'],
     ['no vendor type', 'application/json', 'application/json'],
     ['anything', '*/*', 'application/json'],
+    ['the vendor type in capitals, with a charset', 'APPLICATION/VND.API.V1+JSON; charset=utf-8', V1],
   ])('labelling the answer with the media type Accept prefers: %s', async (_case, accept, type) => {
     for (const url of ['/api/users', '/api/v1/users', `/api/users/${fixture.users[0]!.id}`]) {
       const { status, headers, body } = await get(url, { accept });
       expect(status).toBe(200);
       expect(headers['content-type']).toBe(`${type}; charset=utf-8`);
+      expect(headers.vary).toMatch(/\bAccept\b/); // caches must key on it
       expect(body).toMatchObject({ code: 0, message: 'ok' });
     }
   });

@@ -25,15 +25,20 @@ export class ApiKeyService {
   async create(userId: number, name: string): Promise<CreatedApiKey> {
     const prefix = `upk_${randomBytes(6).toString('hex')}`;
     const key = `${prefix}_${randomSecret(32)}`;
-    const record = await this.prisma.$transaction(async (tx) => {
-      // The user's row, locked, serialises the user's concurrent creations: each counts the keys of the one before.
-      await tx.$executeRaw`SELECT 1 FROM users WHERE id = ${userId} FOR UPDATE`;
-      const held = await tx.apiKey.count({ where: { userId } });
-      if (held >= MAX_API_KEYS_PER_USER) {
-        throw new AppError('CONFLICT', `At most ${MAX_API_KEYS_PER_USER} API keys per user: revoke one to create another`);
-      }
-      return tx.apiKey.create({ data: { userId, name, prefix, keyHash: sha256(key) } });
-    });
+    const record = await this.prisma.$transaction(
+      async (tx) => {
+        // The user's row, locked, serialises the user's concurrent creations: each counts (READ COMMITTED: a fresh
+        // snapshot per statement) the keys of the one before. No row: the user was deleted under the request.
+        const owner = await tx.$queryRaw<unknown[]>`SELECT 1 FROM users WHERE id = ${userId} FOR UPDATE`;
+        if (owner.length === 0) throw new AppError('UNAUTHENTICATED', 'This account no longer exists');
+        const held = await tx.apiKey.count({ where: { userId } });
+        if (held >= MAX_API_KEYS_PER_USER) {
+          throw new AppError('CONFLICT', `At most ${MAX_API_KEYS_PER_USER} API keys per user: revoke one to create another`);
+        }
+        return tx.apiKey.create({ data: { userId, name, prefix, keyHash: sha256(key) } });
+      },
+      { isolationLevel: 'ReadCommitted' },
+    );
     return { record, key };
   }
 

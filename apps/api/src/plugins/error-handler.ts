@@ -3,7 +3,7 @@ import { isDatabaseUnavailableError } from '@users-posts/db';
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Duplex } from 'node:stream';
-import { AppError, ErrorKinds, type ErrorKindName, type FieldError } from '../errors.js';
+import { AppError, clip, ErrorKinds, FIELD_MAX, MESSAGE_MAX, type ErrorKindName, type FieldError } from '../errors.js';
 import { etagOf } from '../rest/conditional.js';
 import { fieldErrors } from '../rest/validation-errors.js';
 
@@ -15,12 +15,14 @@ export interface ErrorBody {
   error?: string;
 }
 
+/** The envelope of an error, its strings within the contract's bounds whatever a message echoed (errors.ts `clip`). */
 export function errorBody(error: AppError): ErrorBody {
+  const message = clip(error.message, MESSAGE_MAX);
   return {
     code: error.kind.code,
-    message: error.message,
-    ...(error.fields ? { errors: error.fields } : {}),
-    ...(error.kind.status === 401 ? { error: error.message } : {}),
+    message,
+    ...(error.fields ? { errors: error.fields.map((field) => ({ field: clip(field.field, FIELD_MAX), message: clip(field.message, MESSAGE_MAX) })) } : {}),
+    ...(error.kind.status === 401 ? { error: clip(error.message, 200) } : {}),
   };
 }
 
@@ -48,6 +50,8 @@ const FASTIFY_CODES: Record<string, ErrorKindName> = {
 function fromPrisma(error: { code?: unknown; message: string }): AppError | undefined {
   if (error.code === 'P2002') return new AppError('CONFLICT', 'A resource with these unique fields already exists');
   if (error.code === 'P2025') return new AppError('NOT_FOUND');
+  // An interactive transaction that waited too long for a connection or ran out of time: the database is saturated.
+  if (error.code === 'P2028') return new AppError('UNAVAILABLE', 'Database busy: try again');
   if (isDatabaseUnavailableError(error)) return databaseUnavailable();
   return undefined;
 }

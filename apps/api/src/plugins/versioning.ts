@@ -95,9 +95,15 @@ function noteConflict(request: VersionedRequest, requested: string[], media: str
  * vendor type costs one substring test.
  */
 export function answerInVendorMediaType(request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void): void {
-  const accept = request.headers.accept;
+  // The answer's type depends on Accept: shared caches must key on it (appended: CORS may have set `Vary: Origin`).
+  const vary = reply.getHeader('vary');
+  reply.header('vary', vary ? `${String(vary)}, Accept` : 'Accept');
+  const accept = request.headers.accept?.toLowerCase();
   if (accept?.includes('vnd.api.') && String(reply.getHeader('content-type') ?? '').startsWith('application/json')) {
-    const preferred = new Negotiator({ headers: { accept } }).mediaType(['application/json', CURRENT_MEDIA_TYPE]);
+    // Parameters (`; charset=utf-8`) dropped, as the versioning above reads the type: negotiator would otherwise
+    // require them on the offered type too. Quality values stay.
+    const bare = accept.replace(/;\s*(?!q=)[^;,]*/g, '');
+    const preferred = new Negotiator({ headers: { accept: bare } }).mediaType(['application/json', CURRENT_MEDIA_TYPE]);
     if (preferred === CURRENT_MEDIA_TYPE) reply.header('content-type', `${CURRENT_MEDIA_TYPE}; charset=utf-8`);
   }
   done(null, payload);

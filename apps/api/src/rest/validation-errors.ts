@@ -1,18 +1,11 @@
 // Names the failing fields of an Ajv validation error the way clients read them (`users[0].email`).
 import type { FastifySchemaValidationError } from 'fastify/types/schema.js';
-import type { FieldError } from '../errors.js';
+import { clip, type FieldError } from '../errors.js';
 
-/** The contract's bounds on `errors[]` (maxItems) and on `field` (maxLength). */
+/** The contract's bound on `errors[]` (maxItems); `field` is cut to its own in errorBody (plugins/error-handler.ts). */
 export const MAX_FIELD_ERRORS = 100;
-const MAX_FIELD_LENGTH = 256;
-const MAX_ECHOED_NAME = 128;
-
-/** Cut at `max` characters, marked with an ellipsis: a client's property names are echoed back, and a body of 1 MiB
- * may hold a key of nearly that length, or unknown objects nested a thousand deep. */
-function cut(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
-}
-const echoed = (name: string) => cut(name, MAX_ECHOED_NAME);
+/** A client's property name as echoed back: a body of 1 MiB may hold a key of nearly that length. */
+const echoed = (name: string) => clip(name, 128);
 
 function fieldPath(instancePath: string): string {
   return instancePath
@@ -46,7 +39,7 @@ export function fieldErrors(errors: FastifySchemaValidationError[]): FieldError[
     const key = `${field}\n${message}`;
     if (!seen.has(key)) {
       seen.add(key);
-      result.push({ field: cut(field, MAX_FIELD_LENGTH) || '(body)', message });
+      result.push({ field: field || '(body)', message });
       if (result.length === MAX_FIELD_ERRORS) break;
     }
   }

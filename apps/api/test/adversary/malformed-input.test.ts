@@ -260,6 +260,31 @@ describe('long strings, arrays for scalars, prototype keys', () => {
   });
 });
 
+describe('cursors carrying the longest sort values', () => {
+  it('walks past a title of 200 characters JSON must escape: every nextCursor fits the contract (≤ 2048) and is accepted back', async () => {
+    const title = '\u0001'.repeat(200);
+    const post = await app.db.prisma.post.create({ data: { title, content: 'escaped', authorId: 1 } });
+    const seen: number[] = [];
+    let cursor = '';
+    let longest = 0;
+    for (let guard = 0; guard < 50; guard += 1) {
+      // limit 1: the long title, first in title order, is the sort value of the first nextCursor
+      const reply = await app.inject({ method: 'GET', url: `/api/v1/posts?sort=title&limit=1&cursor=${encodeURIComponent(cursor)}` });
+      expect(reply.statusCode).toBe(200);
+      const { items, nextCursor, hasMore } = reply.json().data as { items: { id: number }[]; nextCursor: string | null; hasMore: boolean };
+      seen.push(...items.map((item) => item.id));
+      longest = Math.max(longest, nextCursor?.length ?? 0);
+      if (!hasMore) break;
+      cursor = nextCursor!;
+    }
+    expect(seen).toContain(post.id);
+    expect(seen).toHaveLength(await app.db.prisma.post.count());
+    expect(longest).toBeGreaterThan(1024); // what the contract allowed before
+    expect(longest).toBeLessThanOrEqual(2048);
+    await app.db.prisma.post.delete({ where: { id: post.id } });
+  });
+});
+
 describe('search treats % _ and \\ literally', () => {
   it('matches "100%" but not "1000", "a_b" but not "axb", "c\\d" but not "cd"', async () => {
     for (const name of ['100%', '1000', 'a_b', 'axb', 'c\\d', 'cd']) {

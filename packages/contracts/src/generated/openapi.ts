@@ -2360,7 +2360,7 @@ export interface components {
         offset: number;
         /** @description Items per page for offset and cursor paging (default 20, maximum 100); without `cursor` it selects offset paging. */
         limit: number;
-        /** @description Opaque cursor from a previous `nextCursor`; selects cursor paging. An empty value starts from the beginning. A cursor is bound to the listing that issued it (its collection, sort and direction, filters and `q`/`search`), so pass it back with the same parameters except `cursor` and `limit`. A malformed cursor, a cursor whose values do not fit its sort field, or a foreign cursor (from another collection, sort, filter or search) → 400 (code 40001) naming `cursor`. */
+        /** @description Opaque cursor from a previous `nextCursor`; selects cursor paging. An empty value starts from the beginning. A cursor is bound to the listing that issued it (its collection, sort and direction, filters and `q`/`search`), so pass it back with the same parameters except `cursor` and `limit`. A malformed cursor, a cursor whose values do not fit its sort field, or a foreign cursor (from another collection, sort, filter or search) → 400 (code 40001) naming `cursor`. At most 2048 characters, the longest a `nextCursor` can be (it carries the sort value, e.g. a title of 200 characters that JSON escapes). */
         cursor: string;
         /** @description Sort field from the collection's allow-list, optionally as `field,asc|desc` (default `id`). */
         sort: string;
@@ -2934,7 +2934,7 @@ export interface operations {
                 offset?: components["parameters"]["offset"];
                 /** @description Items per page for offset and cursor paging (default 20, maximum 100); without `cursor` it selects offset paging. */
                 limit?: components["parameters"]["limit"];
-                /** @description Opaque cursor from a previous `nextCursor`; selects cursor paging. An empty value starts from the beginning. A cursor is bound to the listing that issued it (its collection, sort and direction, filters and `q`/`search`), so pass it back with the same parameters except `cursor` and `limit`. A malformed cursor, a cursor whose values do not fit its sort field, or a foreign cursor (from another collection, sort, filter or search) → 400 (code 40001) naming `cursor`. */
+                /** @description Opaque cursor from a previous `nextCursor`; selects cursor paging. An empty value starts from the beginning. A cursor is bound to the listing that issued it (its collection, sort and direction, filters and `q`/`search`), so pass it back with the same parameters except `cursor` and `limit`. A malformed cursor, a cursor whose values do not fit its sort field, or a foreign cursor (from another collection, sort, filter or search) → 400 (code 40001) naming `cursor`. At most 2048 characters, the longest a `nextCursor` can be (it carries the sort value, e.g. a title of 200 characters that JSON escapes). */
                 cursor?: components["parameters"]["cursor"];
                 /** @description Sort field from the collection's allow-list, optionally as `field,asc|desc` (default `id`). */
                 sort?: components["parameters"]["sort"];
@@ -3538,7 +3538,7 @@ export interface operations {
                 offset?: components["parameters"]["offset"];
                 /** @description Items per page for offset and cursor paging (default 20, maximum 100); without `cursor` it selects offset paging. */
                 limit?: components["parameters"]["limit"];
-                /** @description Opaque cursor from a previous `nextCursor`; selects cursor paging. An empty value starts from the beginning. A cursor is bound to the listing that issued it (its collection, sort and direction, filters and `q`/`search`), so pass it back with the same parameters except `cursor` and `limit`. A malformed cursor, a cursor whose values do not fit its sort field, or a foreign cursor (from another collection, sort, filter or search) → 400 (code 40001) naming `cursor`. */
+                /** @description Opaque cursor from a previous `nextCursor`; selects cursor paging. An empty value starts from the beginning. A cursor is bound to the listing that issued it (its collection, sort and direction, filters and `q`/`search`), so pass it back with the same parameters except `cursor` and `limit`. A malformed cursor, a cursor whose values do not fit its sort field, or a foreign cursor (from another collection, sort, filter or search) → 400 (code 40001) naming `cursor`. At most 2048 characters, the longest a `nextCursor` can be (it carries the sort value, e.g. a title of 200 characters that JSON escapes). */
                 cursor?: components["parameters"]["cursor"];
                 /** @description Sort field from the collection's allow-list, optionally as `field,asc|desc` (default `id`). */
                 sort?: components["parameters"]["sort"];
@@ -3708,7 +3708,7 @@ export interface operations {
                 offset?: components["parameters"]["offset"];
                 /** @description Items per page for offset and cursor paging (default 20, maximum 100); without `cursor` it selects offset paging. */
                 limit?: components["parameters"]["limit"];
-                /** @description Opaque cursor from a previous `nextCursor`; selects cursor paging. An empty value starts from the beginning. A cursor is bound to the listing that issued it (its collection, sort and direction, filters and `q`/`search`), so pass it back with the same parameters except `cursor` and `limit`. A malformed cursor, a cursor whose values do not fit its sort field, or a foreign cursor (from another collection, sort, filter or search) → 400 (code 40001) naming `cursor`. */
+                /** @description Opaque cursor from a previous `nextCursor`; selects cursor paging. An empty value starts from the beginning. A cursor is bound to the listing that issued it (its collection, sort and direction, filters and `q`/`search`), so pass it back with the same parameters except `cursor` and `limit`. A malformed cursor, a cursor whose values do not fit its sort field, or a foreign cursor (from another collection, sort, filter or search) → 400 (code 40001) naming `cursor`. At most 2048 characters, the longest a `nextCursor` can be (it carries the sort value, e.g. a title of 200 characters that JSON escapes). */
                 cursor?: components["parameters"]["cursor"];
                 /** @description Sort field from the collection's allow-list, optionally as `field,asc|desc` (default `id`). */
                 sort?: components["parameters"]["sort"];
@@ -3949,7 +3949,7 @@ export interface operations {
                 offset?: components["parameters"]["offset"];
                 /** @description Items per page for offset and cursor paging (default 20, maximum 100); without `cursor` it selects offset paging. */
                 limit?: components["parameters"]["limit"];
-                /** @description Opaque cursor from a previous `nextCursor`; selects cursor paging. An empty value starts from the beginning. A cursor is bound to the listing that issued it (its collection, sort and direction, filters and `q`/`search`), so pass it back with the same parameters except `cursor` and `limit`. A malformed cursor, a cursor whose values do not fit its sort field, or a foreign cursor (from another collection, sort, filter or search) → 400 (code 40001) naming `cursor`. */
+                /** @description Opaque cursor from a previous `nextCursor`; selects cursor paging. An empty value starts from the beginning. A cursor is bound to the listing that issued it (its collection, sort and direction, filters and `q`/`search`), so pass it back with the same parameters except `cursor` and `limit`. A malformed cursor, a cursor whose values do not fit its sort field, or a foreign cursor (from another collection, sort, filter or search) → 400 (code 40001) naming `cursor`. At most 2048 characters, the longest a `nextCursor` can be (it carries the sort value, e.g. a title of 200 characters that JSON escapes). */
                 cursor?: components["parameters"]["cursor"];
                 /** @description Sort field from the collection's allow-list, optionally as `field,asc|desc` (default `id`). */
                 sort?: components["parameters"]["sort"];
@@ -4107,7 +4107,7 @@ export interface operations {
                 offset?: components["parameters"]["offset"];
                 /** @description Items per page for offset and cursor paging (default 20, maximum 100); without `cursor` it selects offset paging. */
                 limit?: components["parameters"]["limit"];
-                /** @description Opaque cursor from a previous `nextCursor`; selects cursor paging. An empty value starts from the beginning. A cursor is bound to the listing that issued it (its collection, sort and direction, filters and `q`/`search`), so pass it back with the same parameters except `cursor` and `limit`. A malformed cursor, a cursor whose values do not fit its sort field, or a foreign cursor (from another collection, sort, filter or search) → 400 (code 40001) naming `cursor`. */
+                /** @description Opaque cursor from a previous `nextCursor`; selects cursor paging. An empty value starts from the beginning. A cursor is bound to the listing that issued it (its collection, sort and direction, filters and `q`/`search`), so pass it back with the same parameters except `cursor` and `limit`. A malformed cursor, a cursor whose values do not fit its sort field, or a foreign cursor (from another collection, sort, filter or search) → 400 (code 40001) naming `cursor`. At most 2048 characters, the longest a `nextCursor` can be (it carries the sort value, e.g. a title of 200 characters that JSON escapes). */
                 cursor?: components["parameters"]["cursor"];
                 /** @description Sort field from the collection's allow-list, optionally as `field,asc|desc` (default `id`). */
                 sort?: components["parameters"]["sort"];
