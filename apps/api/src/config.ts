@@ -78,6 +78,8 @@ export interface Config {
   corsOrigins: string[];
   /** `REQUIRE_IF_MATCH`: PUT, PATCH and DELETE of one resource without `If-Match` are refused with 428 (RFC 6585). */
   requireIfMatch: boolean;
+  /** `IDEMPOTENCY_TTL_SECONDS`: how long the first answer to a keyed write is replayed to its retries (default 24 h). */
+  idempotencyTtlSeconds: number;
 }
 
 const schema = {
@@ -128,6 +130,7 @@ const schema = {
     ADMIN_PASSWORD: { type: 'string', minLength: 8, maxLength: 128 },
     CORS_ORIGINS: { type: 'string' },
     REQUIRE_IF_MATCH: { type: 'boolean', default: false },
+    IDEMPOTENCY_TTL_SECONDS: { type: 'integer', minimum: 1, maximum: 604_800, default: 86_400 },
   },
   dependencies: { ADMIN_EMAIL: ['ADMIN_PASSWORD'], ADMIN_PASSWORD: ['ADMIN_EMAIL'] },
 } as const;
@@ -178,6 +181,7 @@ interface RawEnv {
   ADMIN_PASSWORD?: string;
   CORS_ORIGINS?: string;
   REQUIRE_IF_MATCH: boolean;
+  IDEMPOTENCY_TTL_SECONDS: number;
 }
 
 /** Validates `env` (throws one error listing every bad variable) and resolves secrets. */
@@ -235,6 +239,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     oauthProviders: parseOAuthProviders(data),
     corsOrigins: parseCorsOrigins(raw.CORS_ORIGINS),
     requireIfMatch: raw.REQUIRE_IF_MATCH,
+    idempotencyTtlSeconds: raw.IDEMPOTENCY_TTL_SECONDS,
   };
 }
 

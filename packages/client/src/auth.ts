@@ -1,4 +1,5 @@
-// Auth layer of the client: holds the token pair and wraps fetch so a 401 is answered by one shared refresh (seed §4.2 rules 1–4).
+// Auth layer of the client: holds the token pair and wraps fetch so a 401 is answered by one shared refresh (seed §4.2
+// rules 1–4); writes under /api carry an Idempotency-Key, so a repeated write runs once.
 import type { components } from '@users-posts/contracts';
 
 /** The pair the client holds: from `POST /login` or `POST /auth/refresh`. */
@@ -65,23 +66,39 @@ export class AuthSession {
    * Sends a request with the held access token. On a 401 it refreshes once (shared by every request failing
    * meanwhile) and repeats the request once with the new token; otherwise the response is returned as it came.
    */
-  readonly fetch = async (request: Request): Promise<Response> => {
+  readonly fetch = async (input: Request): Promise<Response> => {
+    const request = withIdempotencyKey(input);
     const pair = this.store.get();
     if (!pair || request.headers.has('authorization') || UNAUTHENTICATED_PATHS.includes(new URL(request.url).pathname)) {
-      return this.baseFetch(request);
+      return this.send(request);
     }
     const replay = request.clone(); // the body of the first attempt is consumed by sending it
-    const response = await this.baseFetch(withBearer(request, pair.accessToken));
+    const response = await this.send(withBearer(request, pair.accessToken));
     if (response.status !== 401) return response;
 
     const outcome = await this.refreshAfter(pair);
     const current = this.store.get();
     if ((outcome === 'refreshed' || outcome === 'conflict') && current && current.accessToken !== pair.accessToken) {
       await response.body?.cancel();
-      return this.baseFetch(withBearer(replay, current.accessToken)); // repeated once; a second 401 is returned as is
+      return this.send(withBearer(replay, current.accessToken)); // repeated once; a second 401 is returned as is
     }
     return response;
   };
+
+  /**
+   * Sends once; a keyed write whose answer was lost in transit (the connection failed, so fetch threw) is sent once
+   * more with the same key: the server runs it at most once and answers the retry with the first answer.
+   */
+  private async send(request: Request): Promise<Response> {
+    if (!request.headers.has(IDEMPOTENCY_KEY)) return this.baseFetch(request);
+    const retry = request.clone();
+    try {
+      return await this.baseFetch(request);
+    } catch (error) {
+      if (!(error instanceof TypeError)) throw error; // fetch's network failure; an abort is the caller's decision
+      return this.baseFetch(retry);
+    }
+  }
 
   /** Refreshes unless the pair that failed has already been replaced; concurrent callers share one request. */
   private refreshAfter(failed: TokenPair): Promise<RefreshOutcome> {
@@ -120,6 +137,21 @@ export class AuthSession {
     // 409: the token was rotated by a concurrent request, which stored (or will store) the pair to use; not a logout.
     return response.status === 409 ? 'conflict' : 'failed';
   }
+}
+
+const IDEMPOTENCY_KEY = 'idempotency-key';
+
+/**
+ * POST and PATCH under /api get an `Idempotency-Key` (a fresh UUID) unless the caller set one: every repetition of
+ * the request by this client (after a refresh, after a lost answer) carries the same key, so it runs at most once.
+ */
+function withIdempotencyKey(request: Request): Request {
+  if ((request.method !== 'POST' && request.method !== 'PATCH') || request.headers.has(IDEMPOTENCY_KEY) || !new URL(request.url).pathname.startsWith('/api/')) {
+    return request;
+  }
+  const next = new Request(request);
+  next.headers.set(IDEMPOTENCY_KEY, crypto.randomUUID());
+  return next;
 }
 
 function withBearer(request: Request, accessToken: string): Request {

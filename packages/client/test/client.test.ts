@@ -101,6 +101,34 @@ describe('typed REST and GraphQL calls', () => {
   });
 });
 
+describe('safe retries (Idempotency-Key)', () => {
+  it('attack on the wire (lost answer): a create whose answer never arrives is sent again with the same key and runs once', async () => {
+    const { api: login } = await loggedInClient();
+    const keys: string[] = [];
+    let lose = true;
+    // The request reaches the server and runs; its answer is lost (the connection resets): fetch throws.
+    const lossyFetch: typeof fetch = async (input, init) => {
+      const request = new Request(input, init);
+      if (request.method !== 'POST' || !new URL(request.url).pathname.endsWith('/posts')) return fetch(request);
+      keys.push(request.headers.get('idempotency-key') ?? '');
+      const response = await fetch(request);
+      if (!lose) return response;
+      lose = false;
+      await response.body?.cancel();
+      throw new TypeError('fetch failed: connection reset');
+    };
+    const api = createApiClient({ baseUrl, fetch: lossyFetch, tokens: login.auth.tokens });
+    const created = await api.rest.POST('/api/v1/users/{id}/posts', { params: { path: { id: userId } }, body: { title: 'Sent once', content: 'lost answer' } });
+    expect(created.response.status).toBe(201);
+    expect(created.response.headers.get('idempotent-replayed')).toBe('true');
+    expect(keys).toHaveLength(2);
+    expect(keys[1]).toBe(keys[0]);
+    expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(await app.db.prisma.post.count({ where: { title: 'Sent once' } })).toBe(1);
+    expect(created.data?.data.title).toBe('Sent once');
+  });
+});
+
 describe('seed §4.2 token refresh', () => {
   it('five concurrent calls with an expired access token → exactly one refresh, all five repeated and succeed', async () => {
     const { api, loggedOut } = await loggedInClient();

@@ -35,7 +35,7 @@ describe('prisma CLI on an embedded PGlite directory', () => {
     const status = await prisma(['migrate', 'status'], env);
     expect(status).toMatchObject({ code: 0 });
     expect(status.output).toMatch(/Database schema is up to date!/);
-  });
+  }, 240_000); // three CLI processes, each loading the WASM engine and PGlite: 30 s alone, over 60 s on a loaded CI machine
 });
 
 const describePg = process.env.DATABASE_URL ? describe : describe.skip;

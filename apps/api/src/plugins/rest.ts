@@ -7,6 +7,7 @@ import type { RestContext } from '../rest/context.js';
 import { openapiDocument } from '../rest/contract.js';
 import { operationHandlers } from '../rest/operations.js';
 import { collectionEtag } from '../rest/conditional.js';
+import { claimIdempotencyKey, IDEMPOTENCY_HEADER, purgeExpiredIdempotencyRecords, recordIdempotentAnswer } from '../rest/idempotency.js';
 import { checkBody, operationBodies } from '../rest/request-body.js';
 import { enforce, operationRequirements } from '../rest/requirements.js';
 import { routeOptions } from '../rest/route-options.js';
@@ -59,10 +60,31 @@ function etaggedReads(document: ReturnType<typeof openapiDocument>): Set<string>
   return reads;
 }
 
+/** The writes whose contract declares the `Idempotency-Key` header (rest/idempotency.ts). */
+function idempotentWrites(document: ReturnType<typeof openapiDocument>): Set<string> {
+  type Parameter = { name?: string; in?: string; $ref?: string };
+  const components = (document as { components?: { parameters?: Record<string, Parameter> } }).components?.parameters ?? {};
+  const resolve = (parameter: Parameter) => (parameter.$ref ? components[parameter.$ref.split('/').pop()!] : parameter);
+  const writes = new Set<string>();
+  for (const item of Object.values(document.paths)) {
+    for (const operation of Object.values(item) as { operationId?: string; parameters?: Parameter[] }[]) {
+      const declares = operation?.parameters?.some((parameter) => {
+        const resolved = resolve(parameter);
+        return resolved?.in === 'header' && resolved.name?.toLowerCase() === IDEMPOTENCY_HEADER;
+      });
+      if (operation?.operationId && declares) writes.add(operation.operationId);
+    }
+  }
+  return writes;
+}
+
 async function restPlugin(app: FastifyInstance): Promise<void> {
   const specification = withoutVendorMediaType(openapiDocument());
   const requirements = operationRequirements(specification);
   const collectionReads = etaggedReads(specification);
+  const keyedWrites = idempotentWrites(specification);
+  const purge = setInterval(() => void purgeExpiredIdempotencyRecords(app.db.prisma).catch(() => undefined), 3_600_000).unref();
+  app.addHook('onClose', async () => clearInterval(purge));
   const bodies = operationBodies(specification);
   app.setValidatorCompiler(createValidatorCompiler());
   await app.register(openapiGlue, {
@@ -78,7 +100,9 @@ async function restPlugin(app: FastifyInstance): Promise<void> {
           enforce(requirement, request.principal);
           checkBody(body, request);
         },
-        onSend: collectionReads.has(operationId) ? [collectionEtag, answerInVendorMediaType] : answerInVendorMediaType,
+        ...(keyedWrites.has(operationId)
+          ? { preHandler: claimIdempotencyKey, onSend: [answerInVendorMediaType, recordIdempotentAnswer] }
+          : { onSend: collectionReads.has(operationId) ? [collectionEtag, answerInVendorMediaType] : answerInVendorMediaType }),
       };
       // An operation of the contract without a handler is a build error, not a route that fails at request time.
       if (!handler) throw new Error(`openapi.yaml operation "${operationId}" has no handler in rest/operations.ts`);

@@ -116,5 +116,24 @@ describeWithServers('two instances sharing PostgreSQL and Redis', () => {
       expect((await call(base, 'POST', '/auth/refresh', { body: { refreshToken: issuedOnA.refreshToken } })).status).toBe(401);
     }
   }, 60_000);
+
+  it('an Idempotency-Key holds across instances: a retry on B of a write made on A is replayed; a storm on both writes once', async () => {
+    const author = await signUp(a, 'Keyed');
+    const write = (base: string, key: string, title: string) =>
+      call(base, 'POST', `/api/v1/users/${author.id}/posts`, { token: author.accessToken, body: { title, content: 'x' }, headers: { 'idempotency-key': key } });
+    const first = await write(a, 'cluster-key-1', 'Once across instances');
+    expect(first.status).toBe(201);
+    const retry = await write(b, 'cluster-key-1', 'Once across instances');
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    expect(retry.body).toEqual(first.body);
+
+    const storm = await Promise.all(Array.from({ length: 8 }, (_, n) => write(n % 2 ? a : b, 'cluster-key-2', 'Storm across instances')));
+    expect(storm.every((answer) => answer.status === 201 || answer.status === 409)).toBe(true);
+    const listed = await call(a, 'GET', `/api/v1/users/${author.id}/posts?pageSize=100`);
+    const titles = (listed.body.data.items as { title: string }[]).map((post) => post.title);
+    expect(titles.filter((title) => title === 'Once across instances')).toHaveLength(1);
+    expect(titles.filter((title) => title === 'Storm across instances')).toHaveLength(1);
+  }, 60_000);
 });
 

@@ -47,6 +47,7 @@ export function testConfig({ rateLimits, ...overrides }: TestConfigOverrides = {
     oauthProviders: [],
     corsOrigins: [],
     requireIfMatch: false,
+    idempotencyTtlSeconds: 86_400,
     ...overrides,
   };
 }

@@ -2409,6 +2409,18 @@ export interface components {
          * @example "3"
          */
         ifMatch: string;
+        /**
+         * @description Makes the write safe to retry (draft-ietf-httpapi-idempotency-key-header): a unique string of your choice
+         *     (a UUID) per intended write, sent again unchanged with every retry of it. The first request with a key
+         *     runs; its answer (status, `Location`, `ETag`, body) is kept for 24 hours (`IDEMPOTENCY_TTL_SECONDS`) and
+         *     a retry with the same key and the same request (method, URL, body) gets it again, byte for byte, with
+         *     `Idempotent-Replayed: true`, without running again: no second resource, no second `postCreated`. The
+         *     same key with a different request → `422` naming `Idempotency-Key`; while the first request still runs
+         *     → `409`. Keys are the caller's own (another user's same key is another key). A `5xx` answer is not
+         *     kept: a retry runs again.
+         * @example 5b0d7c62-2b8e-4f3a-9d4e-7f1c2a9e8b31
+         */
+        idempotencyKey: string;
     };
     requestBodies: never;
     headers: {
@@ -2990,7 +3002,20 @@ export interface operations {
                  */
                 version?: components["parameters"]["version"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the write safe to retry (draft-ietf-httpapi-idempotency-key-header): a unique string of your choice
+                 *     (a UUID) per intended write, sent again unchanged with every retry of it. The first request with a key
+                 *     runs; its answer (status, `Location`, `ETag`, body) is kept for 24 hours (`IDEMPOTENCY_TTL_SECONDS`) and
+                 *     a retry with the same key and the same request (method, URL, body) gets it again, byte for byte, with
+                 *     `Idempotent-Replayed: true`, without running again: no second resource, no second `postCreated`. The
+                 *     same key with a different request → `422` naming `Idempotency-Key`; while the first request still runs
+                 *     → `409`. Keys are the caller's own (another user's same key is another key). A `5xx` answer is not
+                 *     kept: a retry runs again.
+                 * @example 5b0d7c62-2b8e-4f3a-9d4e-7f1c2a9e8b31
+                 */
+                "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3102,7 +3127,20 @@ export interface operations {
                  */
                 version?: components["parameters"]["version"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the write safe to retry (draft-ietf-httpapi-idempotency-key-header): a unique string of your choice
+                 *     (a UUID) per intended write, sent again unchanged with every retry of it. The first request with a key
+                 *     runs; its answer (status, `Location`, `ETag`, body) is kept for 24 hours (`IDEMPOTENCY_TTL_SECONDS`) and
+                 *     a retry with the same key and the same request (method, URL, body) gets it again, byte for byte, with
+                 *     `Idempotent-Replayed: true`, without running again: no second resource, no second `postCreated`. The
+                 *     same key with a different request → `422` naming `Idempotency-Key`; while the first request still runs
+                 *     → `409`. Keys are the caller's own (another user's same key is another key). A `5xx` answer is not
+                 *     kept: a retry runs again.
+                 * @example 5b0d7c62-2b8e-4f3a-9d4e-7f1c2a9e8b31
+                 */
+                "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3184,7 +3222,20 @@ export interface operations {
                  */
                 version?: components["parameters"]["version"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the write safe to retry (draft-ietf-httpapi-idempotency-key-header): a unique string of your choice
+                 *     (a UUID) per intended write, sent again unchanged with every retry of it. The first request with a key
+                 *     runs; its answer (status, `Location`, `ETag`, body) is kept for 24 hours (`IDEMPOTENCY_TTL_SECONDS`) and
+                 *     a retry with the same key and the same request (method, URL, body) gets it again, byte for byte, with
+                 *     `Idempotent-Replayed: true`, without running again: no second resource, no second `postCreated`. The
+                 *     same key with a different request → `422` naming `Idempotency-Key`; while the first request still runs
+                 *     → `409`. Keys are the caller's own (another user's same key is another key). A `5xx` answer is not
+                 *     kept: a retry runs again.
+                 * @example 5b0d7c62-2b8e-4f3a-9d4e-7f1c2a9e8b31
+                 */
+                "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3476,6 +3527,18 @@ export interface operations {
                  * @example "3"
                  */
                 "If-Match"?: components["parameters"]["ifMatch"];
+                /**
+                 * @description Makes the write safe to retry (draft-ietf-httpapi-idempotency-key-header): a unique string of your choice
+                 *     (a UUID) per intended write, sent again unchanged with every retry of it. The first request with a key
+                 *     runs; its answer (status, `Location`, `ETag`, body) is kept for 24 hours (`IDEMPOTENCY_TTL_SECONDS`) and
+                 *     a retry with the same key and the same request (method, URL, body) gets it again, byte for byte, with
+                 *     `Idempotent-Replayed: true`, without running again: no second resource, no second `postCreated`. The
+                 *     same key with a different request → `422` naming `Idempotency-Key`; while the first request still runs
+                 *     → `409`. Keys are the caller's own (another user's same key is another key). A `5xx` answer is not
+                 *     kept: a retry runs again.
+                 * @example 5b0d7c62-2b8e-4f3a-9d4e-7f1c2a9e8b31
+                 */
+                "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
             };
             path: {
                 /**
@@ -3598,7 +3661,20 @@ export interface operations {
                  */
                 version?: components["parameters"]["version"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the write safe to retry (draft-ietf-httpapi-idempotency-key-header): a unique string of your choice
+                 *     (a UUID) per intended write, sent again unchanged with every retry of it. The first request with a key
+                 *     runs; its answer (status, `Location`, `ETag`, body) is kept for 24 hours (`IDEMPOTENCY_TTL_SECONDS`) and
+                 *     a retry with the same key and the same request (method, URL, body) gets it again, byte for byte, with
+                 *     `Idempotent-Replayed: true`, without running again: no second resource, no second `postCreated`. The
+                 *     same key with a different request → `422` naming `Idempotency-Key`; while the first request still runs
+                 *     → `409`. Keys are the caller's own (another user's same key is another key). A `5xx` answer is not
+                 *     kept: a retry runs again.
+                 * @example 5b0d7c62-2b8e-4f3a-9d4e-7f1c2a9e8b31
+                 */
+                "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
+            };
             path: {
                 /**
                  * @description Numeric id of the resource (a non-numeric or out-of-range id → 400 naming `id`).
@@ -3626,6 +3702,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3771,7 +3848,20 @@ export interface operations {
                  */
                 version?: components["parameters"]["version"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the write safe to retry (draft-ietf-httpapi-idempotency-key-header): a unique string of your choice
+                 *     (a UUID) per intended write, sent again unchanged with every retry of it. The first request with a key
+                 *     runs; its answer (status, `Location`, `ETag`, body) is kept for 24 hours (`IDEMPOTENCY_TTL_SECONDS`) and
+                 *     a retry with the same key and the same request (method, URL, body) gets it again, byte for byte, with
+                 *     `Idempotent-Replayed: true`, without running again: no second resource, no second `postCreated`. The
+                 *     same key with a different request → `422` naming `Idempotency-Key`; while the first request still runs
+                 *     → `409`. Keys are the caller's own (another user's same key is another key). A `5xx` answer is not
+                 *     kept: a retry runs again.
+                 * @example 5b0d7c62-2b8e-4f3a-9d4e-7f1c2a9e8b31
+                 */
+                "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
+            };
             path: {
                 /**
                  * @description Numeric id of the resource (a non-numeric or out-of-range id → 400 naming `id`).
@@ -3800,6 +3890,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3883,6 +3974,18 @@ export interface operations {
                  * @example "3"
                  */
                 "If-Match"?: components["parameters"]["ifMatch"];
+                /**
+                 * @description Makes the write safe to retry (draft-ietf-httpapi-idempotency-key-header): a unique string of your choice
+                 *     (a UUID) per intended write, sent again unchanged with every retry of it. The first request with a key
+                 *     runs; its answer (status, `Location`, `ETag`, body) is kept for 24 hours (`IDEMPOTENCY_TTL_SECONDS`) and
+                 *     a retry with the same key and the same request (method, URL, body) gets it again, byte for byte, with
+                 *     `Idempotent-Replayed: true`, without running again: no second resource, no second `postCreated`. The
+                 *     same key with a different request → `422` naming `Idempotency-Key`; while the first request still runs
+                 *     → `409`. Keys are the caller's own (another user's same key is another key). A `5xx` answer is not
+                 *     kept: a retry runs again.
+                 * @example 5b0d7c62-2b8e-4f3a-9d4e-7f1c2a9e8b31
+                 */
+                "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
             };
             path: {
                 /**
@@ -3915,6 +4018,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
@@ -4048,7 +4152,20 @@ export interface operations {
                  */
                 version?: components["parameters"]["version"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the write safe to retry (draft-ietf-httpapi-idempotency-key-header): a unique string of your choice
+                 *     (a UUID) per intended write, sent again unchanged with every retry of it. The first request with a key
+                 *     runs; its answer (status, `Location`, `ETag`, body) is kept for 24 hours (`IDEMPOTENCY_TTL_SECONDS`) and
+                 *     a retry with the same key and the same request (method, URL, body) gets it again, byte for byte, with
+                 *     `Idempotent-Replayed: true`, without running again: no second resource, no second `postCreated`. The
+                 *     same key with a different request → `422` naming `Idempotency-Key`; while the first request still runs
+                 *     → `409`. Keys are the caller's own (another user's same key is another key). A `5xx` answer is not
+                 *     kept: a retry runs again.
+                 * @example 5b0d7c62-2b8e-4f3a-9d4e-7f1c2a9e8b31
+                 */
+                "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
+            };
             path: {
                 /**
                  * @description Numeric id of the resource (a non-numeric or out-of-range id → 400 naming `id`).
@@ -4075,6 +4192,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
