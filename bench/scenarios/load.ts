@@ -1,6 +1,7 @@
 // One HTTP request shape under load: a timed run (req/s, latency percentiles; wrk when on PATH, as the issue measured,
 // else autocannon) or a fixed number of requests (autocannon).
 import autocannon from 'autocannon';
+import { randomUUID } from 'node:crypto';
 import { execFile, execFileSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,6 +14,10 @@ export interface RequestShape {
   body?: unknown;
   /** Bearer token sent in `authorization`. */
   token?: string;
+  /** Further headers, the same on every request (e.g. `if-none-match`). */
+  headers?: Record<string, string>;
+  /** A header given a value of its own on every request (e.g. `idempotency-key`). */
+  uniqueHeader?: string;
 }
 
 export interface LoadFigures {
@@ -26,14 +31,17 @@ export interface LoadFigures {
 }
 
 function options(base: string, request: RequestShape) {
+  const unique = request.uniqueHeader;
   return {
     url: `${base}${request.path}`,
     method: request.method,
     headers: {
       'content-type': 'application/json',
       ...(request.token ? { authorization: `Bearer ${request.token}` } : {}),
+      ...request.headers,
     },
     ...(request.body !== undefined ? { body: JSON.stringify(request.body) } : {}),
+    ...(unique ? { requests: [{ setupRequest: (req: autocannon.Request) => ({ ...req, headers: { ...req.headers, [unique]: randomUUID() } }) }] } : {}),
   };
 }
 
@@ -71,6 +79,8 @@ async function wrkLoad(base: string, request: RequestShape, seconds: number, con
       WRK_METHOD: request.method,
       WRK_BODY: request.body === undefined ? '' : JSON.stringify(request.body),
       WRK_TOKEN: request.token ?? '',
+      WRK_HEADERS: Object.entries(request.headers ?? {}).map(([name, value]) => `${name}: ${value}`).join('\n'),
+      WRK_UNIQUE_HEADER: request.uniqueHeader ?? '',
     },
   });
   const line = stdout.split('\n').find((l) => l.startsWith('WRK_JSON '));
@@ -92,7 +102,7 @@ async function autocannonLoad(base: string, request: RequestShape, seconds: numb
     requestsPerSecond: Math.round(result.requests.average),
     p50: result.latency.p50,
     p99: result.latency.p99,
-    failures: result.non2xx + result.errors + result.timeouts,
+    failures: result.non2xx - result['3xx'] + result.errors + result.timeouts,
   };
 }
 
@@ -107,5 +117,5 @@ export async function timedLoad(base: string, pid: number, request: RequestShape
 /** Exactly `amount` requests, all answered when this resolves; returns how many succeeded (2xx). */
 export async function countedLoad(base: string, request: RequestShape, amount: number, connections = 4): Promise<number> {
   const result = await autocannon({ ...options(base, request), connections, amount });
-  return result['2xx'];
+  return result['2xx'] + result['3xx']; // a 304 is the answer a revalidation wants
 }

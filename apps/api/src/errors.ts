@@ -25,6 +25,7 @@ export const ErrorKinds = {
   NOT_ACCEPTABLE: { code: 40600, status: 406, graphqlCode: 'BAD_USER_INPUT', message: 'Not acceptable' },
   REQUEST_TIMEOUT: { code: 40800, status: 408, graphqlCode: 'BAD_USER_INPUT', message: 'Request timeout' },
   CONFLICT: { code: 40900, status: 409, graphqlCode: 'CONFLICT', message: 'Conflict' },
+  IDEMPOTENCY_KEY_IN_USE: { code: 40901, status: 409, graphqlCode: 'CONFLICT', message: 'Idempotency-Key in use' },
   PRECONDITION_FAILED: { code: 41200, status: 412, graphqlCode: 'CONFLICT', message: 'Precondition failed' },
   PAYLOAD_TOO_LARGE: { code: 41300, status: 413, graphqlCode: 'BAD_USER_INPUT', message: 'Payload too large' },
   URI_TOO_LONG: { code: 41400, status: 414, graphqlCode: 'BAD_USER_INPUT', message: 'URI too long' },

@@ -4,7 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { FastifyInstance } from 'fastify';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createCast, type Account } from './support/accounts.js';
+import { createAccount, createCast, type Account } from './support/accounts.js';
+import { signedUrl } from './support/auth.js';
 import { createTestApp } from './support/app.js';
 
 let app: FastifyInstance;
@@ -39,7 +40,10 @@ describe('a keyed write runs once', () => {
     const statuses = answers.map((answer) => answer.statusCode);
     expect(statuses.every((status) => status === 201 || status === 409)).toBe(true);
     expect(statuses.filter((status) => status === 201).length).toBeGreaterThanOrEqual(1);
-    for (const running of answers.filter((answer) => answer.statusCode === 409)) expect(running.json().message).toMatch(/still running/);
+    for (const running of answers.filter((answer) => answer.statusCode === 409)) {
+      expect(running.json()).toEqual({ code: 40901, message: expect.stringMatching(/still running/) });
+      expect(running.headers['retry-after']).toBe('1');
+    }
     expect(await postsTitled('Storm')).toBe(1);
     await sleep(50);
     expect(published.filter((title) => title === 'Storm')).toEqual(['Storm']);
@@ -108,14 +112,46 @@ describe('misuse of a key', () => {
     expect(fromBob.headers['idempotent-replayed']).toBeUndefined();
   });
 
-  it('a 4xx answer is kept too: the retry of a refused sign-up is the same 409, even once the e-mail is free', async () => {
-    const signUp = () => app.inject({ method: 'POST', url: '/api/v1/users', headers: { 'idempotency-key': 'taken-email' }, payload: { name: 'Copy', email: bob.email } });
-    const first = await signUp();
+  it('a 4xx answer is kept too: the retry of a refused change is the same 409, even once the e-mail is free', async () => {
+    const carol = await createAccount(app, 'carol@example.com');
+    const dave = await createAccount(app, 'dave@example.com');
+    const change = () => app.inject({ method: 'PATCH', url: `/api/v1/users/${carol.id}`, headers: { ...carol.headers, 'idempotency-key': 'taken-email' }, payload: { email: dave.email } });
+    const first = await change();
     expect(first.statusCode).toBe(409);
-    await app.inject({ method: 'PATCH', url: `/api/v1/users/${bob.id}`, headers: admin.headers, payload: { email: 'bob.moved@example.com' } });
-    const retry = await signUp();
+    await app.inject({ method: 'PATCH', url: `/api/v1/users/${dave.id}`, headers: admin.headers, payload: { email: 'dave.moved@example.com' } });
+    const retry = await change();
     expect(retry.statusCode).toBe(409);
     expect(retry.payload).toBe(first.payload);
+  });
+
+  it('anonymous keys are not kept (one scope for everyone would be a shared, unbounded store): each sign-up runs', async () => {
+    const signUp = (email: string) => app.inject({ method: 'POST', url: '/api/v1/users', headers: { 'idempotency-key': 'anonymous-key' }, payload: { name: 'Anon', email } });
+    expect((await signUp('anon1@example.com')).statusCode).toBe(201);
+    expect((await signUp('anon2@example.com')).statusCode).toBe(201); // not a 422 "different request"
+    expect(await app.db.prisma.idempotencyRecord.count({ where: { key: 'anonymous-key' } })).toBe(0);
+  });
+
+  it('a signed request retried with a fresh signature (new nonce) is the same request: replayed', async () => {
+    const body = JSON.stringify({ title: 'Signed once', content: 'x' });
+    const send = () => {
+      const { url } = signedUrl(app, 'POST', `/api/v1/users/${alice.id}/posts`, body);
+      return app.inject({ method: 'POST', url, headers: { 'content-type': 'application/json', 'idempotency-key': 'signed-1' }, payload: body });
+    };
+    const first = await send();
+    expect(first.statusCode).toBe(201);
+    const retry = await send();
+    expect(retry.headers['idempotent-replayed']).toBe('true');
+    expect(retry.payload).toBe(first.payload);
+    expect(await postsTitled('Signed once')).toBe(1);
+  });
+
+  it('the records keep no password: the fingerprint of a keyed change holding one is keyed by a server secret', async () => {
+    const { createHash } = await import('node:crypto');
+    await app.inject({ method: 'PATCH', url: `/api/v1/users/${alice.id}`, headers: { ...alice.headers, 'idempotency-key': 'no-secrets' }, payload: { name: 'Alice' } });
+    const record = await app.db.prisma.idempotencyRecord.findFirstOrThrow({ where: { key: 'no-secrets' } });
+    const bare = createHash('sha256').update(`PATCH /api/v1/users/${alice.id}?\n\n${JSON.stringify({ name: 'Alice' })}`).digest('base64url');
+    expect(record.fingerprint).not.toBe(bare);
+    expect(JSON.stringify(record)).not.toContain('password');
   });
 
   it('a key longer than 255 characters or with spaces is refused by the contract (400)', async () => {

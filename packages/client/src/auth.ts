@@ -92,12 +92,19 @@ export class AuthSession {
   private async send(request: Request): Promise<Response> {
     if (!request.headers.has(IDEMPOTENCY_KEY)) return this.baseFetch(request);
     const retry = request.clone();
+    let response: Response;
     try {
-      return await this.baseFetch(request);
+      response = await this.baseFetch(request);
     } catch (error) {
       if (!(error instanceof TypeError)) throw error; // fetch's network failure; an abort is the caller's decision
-      return this.baseFetch(retry);
+      response = await this.baseFetch(retry.clone());
     }
+    // 409 with code 40901: the first attempt (whose answer was lost) is still running; its answer comes to a retry.
+    for (let wait = 0; wait < 5 && response.status === 409 && (await isKeyInUse(response)); wait += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 1000 * Number(response.headers.get('retry-after') ?? 1)));
+      response = await this.baseFetch(retry.clone());
+    }
+    return response;
   }
 
   /** Refreshes unless the pair that failed has already been replaced; concurrent callers share one request. */
@@ -146,12 +153,20 @@ const IDEMPOTENCY_KEY = 'idempotency-key';
  * the request by this client (after a refresh, after a lost answer) carries the same key, so it runs at most once.
  */
 function withIdempotencyKey(request: Request): Request {
-  if ((request.method !== 'POST' && request.method !== 'PATCH') || request.headers.has(IDEMPOTENCY_KEY) || !new URL(request.url).pathname.startsWith('/api/')) {
+  const path = new URL(request.url).pathname;
+  // POST /api/v1/api-keys keeps no key (its answer holds a secret shown once): a repeat of it would create a second key.
+  if ((request.method !== 'POST' && request.method !== 'PATCH') || request.headers.has(IDEMPOTENCY_KEY) || !path.startsWith('/api/') || path.endsWith('/api-keys')) {
     return request;
   }
   const next = new Request(request);
   next.headers.set(IDEMPOTENCY_KEY, crypto.randomUUID());
   return next;
+}
+
+/** Whether a 409 is the server's "this Idempotency-Key is still running" (code 40901), read from a copy. */
+async function isKeyInUse(response: Response): Promise<boolean> {
+  const body = (await response.clone().json().catch(() => null)) as { code?: unknown } | null;
+  return body?.code === 40901;
 }
 
 function withBearer(request: Request, accessToken: string): Request {

@@ -117,6 +117,8 @@ async function errorHandlerPlugin(app: FastifyInstance): Promise<void> {
       }
       // A refused If-Match names the version found, as the ETag the client should have sent (conditional.ts).
       if (appError.currentVersion !== undefined) reply.header('etag', etagOf(appError.currentVersion));
+      // The first request with the key is still running: worth a retry in a moment, unlike any other conflict.
+      if (appError.kind === ErrorKinds.IDEMPOTENCY_KEY_IN_USE) reply.header('retry-after', '1');
       return reply.status(appError.status).send(errorBody(appError));
     }
     request.log.error({ err: error }, 'unhandled error');

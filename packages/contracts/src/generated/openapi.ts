@@ -2413,11 +2413,12 @@ export interface components {
          * @description Makes the write safe to retry (draft-ietf-httpapi-idempotency-key-header): a unique string of your choice
          *     (a UUID) per intended write, sent again unchanged with every retry of it. The first request with a key
          *     runs; its answer (status, `Location`, `ETag`, body) is kept for 24 hours (`IDEMPOTENCY_TTL_SECONDS`) and
-         *     a retry with the same key and the same request (method, URL, body) gets it again, byte for byte, with
-         *     `Idempotent-Replayed: true`, without running again: no second resource, no second `postCreated`. The
-         *     same key with a different request → `422` naming `Idempotency-Key`; while the first request still runs
-         *     → `409`. Keys are the caller's own (another user's same key is another key). A `5xx` answer is not
-         *     kept: a retry runs again.
+         *     a retry with the same key and the same request (method, URL without a signature's `timestamp`, `nonce`
+         *     and `signature`, `If-Match`, body) gets it again, byte for byte, with `Idempotent-Replayed: true`,
+         *     without running again: no second resource, no second `postCreated`. The same key with a different
+         *     request → `422` naming `Idempotency-Key`; while the first request still runs → `409` with code `40901`
+         *     and `Retry-After` (retry then). Keys are the caller's own (another user's same key is another key);
+         *     anonymous requests keep none. A `5xx`, `408` or `429` answer is not kept: a retry runs again.
          * @example 5b0d7c62-2b8e-4f3a-9d4e-7f1c2a9e8b31
          */
         idempotencyKey: string;
@@ -3007,11 +3008,12 @@ export interface operations {
                  * @description Makes the write safe to retry (draft-ietf-httpapi-idempotency-key-header): a unique string of your choice
                  *     (a UUID) per intended write, sent again unchanged with every retry of it. The first request with a key
                  *     runs; its answer (status, `Location`, `ETag`, body) is kept for 24 hours (`IDEMPOTENCY_TTL_SECONDS`) and
-                 *     a retry with the same key and the same request (method, URL, body) gets it again, byte for byte, with
-                 *     `Idempotent-Replayed: true`, without running again: no second resource, no second `postCreated`. The
-                 *     same key with a different request → `422` naming `Idempotency-Key`; while the first request still runs
-                 *     → `409`. Keys are the caller's own (another user's same key is another key). A `5xx` answer is not
-                 *     kept: a retry runs again.
+                 *     a retry with the same key and the same request (method, URL without a signature's `timestamp`, `nonce`
+                 *     and `signature`, `If-Match`, body) gets it again, byte for byte, with `Idempotent-Replayed: true`,
+                 *     without running again: no second resource, no second `postCreated`. The same key with a different
+                 *     request → `422` naming `Idempotency-Key`; while the first request still runs → `409` with code `40901`
+                 *     and `Retry-After` (retry then). Keys are the caller's own (another user's same key is another key);
+                 *     anonymous requests keep none. A `5xx`, `408` or `429` answer is not kept: a retry runs again.
                  * @example 5b0d7c62-2b8e-4f3a-9d4e-7f1c2a9e8b31
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
@@ -3132,11 +3134,12 @@ export interface operations {
                  * @description Makes the write safe to retry (draft-ietf-httpapi-idempotency-key-header): a unique string of your choice
                  *     (a UUID) per intended write, sent again unchanged with every retry of it. The first request with a key
                  *     runs; its answer (status, `Location`, `ETag`, body) is kept for 24 hours (`IDEMPOTENCY_TTL_SECONDS`) and
-                 *     a retry with the same key and the same request (method, URL, body) gets it again, byte for byte, with
-                 *     `Idempotent-Replayed: true`, without running again: no second resource, no second `postCreated`. The
-                 *     same key with a different request → `422` naming `Idempotency-Key`; while the first request still runs
-                 *     → `409`. Keys are the caller's own (another user's same key is another key). A `5xx` answer is not
-                 *     kept: a retry runs again.
+                 *     a retry with the same key and the same request (method, URL without a signature's `timestamp`, `nonce`
+                 *     and `signature`, `If-Match`, body) gets it again, byte for byte, with `Idempotent-Replayed: true`,
+                 *     without running again: no second resource, no second `postCreated`. The same key with a different
+                 *     request → `422` naming `Idempotency-Key`; while the first request still runs → `409` with code `40901`
+                 *     and `Retry-After` (retry then). Keys are the caller's own (another user's same key is another key);
+                 *     anonymous requests keep none. A `5xx`, `408` or `429` answer is not kept: a retry runs again.
                  * @example 5b0d7c62-2b8e-4f3a-9d4e-7f1c2a9e8b31
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
@@ -3227,11 +3230,12 @@ export interface operations {
                  * @description Makes the write safe to retry (draft-ietf-httpapi-idempotency-key-header): a unique string of your choice
                  *     (a UUID) per intended write, sent again unchanged with every retry of it. The first request with a key
                  *     runs; its answer (status, `Location`, `ETag`, body) is kept for 24 hours (`IDEMPOTENCY_TTL_SECONDS`) and
-                 *     a retry with the same key and the same request (method, URL, body) gets it again, byte for byte, with
-                 *     `Idempotent-Replayed: true`, without running again: no second resource, no second `postCreated`. The
-                 *     same key with a different request → `422` naming `Idempotency-Key`; while the first request still runs
-                 *     → `409`. Keys are the caller's own (another user's same key is another key). A `5xx` answer is not
-                 *     kept: a retry runs again.
+                 *     a retry with the same key and the same request (method, URL without a signature's `timestamp`, `nonce`
+                 *     and `signature`, `If-Match`, body) gets it again, byte for byte, with `Idempotent-Replayed: true`,
+                 *     without running again: no second resource, no second `postCreated`. The same key with a different
+                 *     request → `422` naming `Idempotency-Key`; while the first request still runs → `409` with code `40901`
+                 *     and `Retry-After` (retry then). Keys are the caller's own (another user's same key is another key);
+                 *     anonymous requests keep none. A `5xx`, `408` or `429` answer is not kept: a retry runs again.
                  * @example 5b0d7c62-2b8e-4f3a-9d4e-7f1c2a9e8b31
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
@@ -3531,11 +3535,12 @@ export interface operations {
                  * @description Makes the write safe to retry (draft-ietf-httpapi-idempotency-key-header): a unique string of your choice
                  *     (a UUID) per intended write, sent again unchanged with every retry of it. The first request with a key
                  *     runs; its answer (status, `Location`, `ETag`, body) is kept for 24 hours (`IDEMPOTENCY_TTL_SECONDS`) and
-                 *     a retry with the same key and the same request (method, URL, body) gets it again, byte for byte, with
-                 *     `Idempotent-Replayed: true`, without running again: no second resource, no second `postCreated`. The
-                 *     same key with a different request → `422` naming `Idempotency-Key`; while the first request still runs
-                 *     → `409`. Keys are the caller's own (another user's same key is another key). A `5xx` answer is not
-                 *     kept: a retry runs again.
+                 *     a retry with the same key and the same request (method, URL without a signature's `timestamp`, `nonce`
+                 *     and `signature`, `If-Match`, body) gets it again, byte for byte, with `Idempotent-Replayed: true`,
+                 *     without running again: no second resource, no second `postCreated`. The same key with a different
+                 *     request → `422` naming `Idempotency-Key`; while the first request still runs → `409` with code `40901`
+                 *     and `Retry-After` (retry then). Keys are the caller's own (another user's same key is another key);
+                 *     anonymous requests keep none. A `5xx`, `408` or `429` answer is not kept: a retry runs again.
                  * @example 5b0d7c62-2b8e-4f3a-9d4e-7f1c2a9e8b31
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
@@ -3666,11 +3671,12 @@ export interface operations {
                  * @description Makes the write safe to retry (draft-ietf-httpapi-idempotency-key-header): a unique string of your choice
                  *     (a UUID) per intended write, sent again unchanged with every retry of it. The first request with a key
                  *     runs; its answer (status, `Location`, `ETag`, body) is kept for 24 hours (`IDEMPOTENCY_TTL_SECONDS`) and
-                 *     a retry with the same key and the same request (method, URL, body) gets it again, byte for byte, with
-                 *     `Idempotent-Replayed: true`, without running again: no second resource, no second `postCreated`. The
-                 *     same key with a different request → `422` naming `Idempotency-Key`; while the first request still runs
-                 *     → `409`. Keys are the caller's own (another user's same key is another key). A `5xx` answer is not
-                 *     kept: a retry runs again.
+                 *     a retry with the same key and the same request (method, URL without a signature's `timestamp`, `nonce`
+                 *     and `signature`, `If-Match`, body) gets it again, byte for byte, with `Idempotent-Replayed: true`,
+                 *     without running again: no second resource, no second `postCreated`. The same key with a different
+                 *     request → `422` naming `Idempotency-Key`; while the first request still runs → `409` with code `40901`
+                 *     and `Retry-After` (retry then). Keys are the caller's own (another user's same key is another key);
+                 *     anonymous requests keep none. A `5xx`, `408` or `429` answer is not kept: a retry runs again.
                  * @example 5b0d7c62-2b8e-4f3a-9d4e-7f1c2a9e8b31
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
@@ -3853,11 +3859,12 @@ export interface operations {
                  * @description Makes the write safe to retry (draft-ietf-httpapi-idempotency-key-header): a unique string of your choice
                  *     (a UUID) per intended write, sent again unchanged with every retry of it. The first request with a key
                  *     runs; its answer (status, `Location`, `ETag`, body) is kept for 24 hours (`IDEMPOTENCY_TTL_SECONDS`) and
-                 *     a retry with the same key and the same request (method, URL, body) gets it again, byte for byte, with
-                 *     `Idempotent-Replayed: true`, without running again: no second resource, no second `postCreated`. The
-                 *     same key with a different request → `422` naming `Idempotency-Key`; while the first request still runs
-                 *     → `409`. Keys are the caller's own (another user's same key is another key). A `5xx` answer is not
-                 *     kept: a retry runs again.
+                 *     a retry with the same key and the same request (method, URL without a signature's `timestamp`, `nonce`
+                 *     and `signature`, `If-Match`, body) gets it again, byte for byte, with `Idempotent-Replayed: true`,
+                 *     without running again: no second resource, no second `postCreated`. The same key with a different
+                 *     request → `422` naming `Idempotency-Key`; while the first request still runs → `409` with code `40901`
+                 *     and `Retry-After` (retry then). Keys are the caller's own (another user's same key is another key);
+                 *     anonymous requests keep none. A `5xx`, `408` or `429` answer is not kept: a retry runs again.
                  * @example 5b0d7c62-2b8e-4f3a-9d4e-7f1c2a9e8b31
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
@@ -3978,11 +3985,12 @@ export interface operations {
                  * @description Makes the write safe to retry (draft-ietf-httpapi-idempotency-key-header): a unique string of your choice
                  *     (a UUID) per intended write, sent again unchanged with every retry of it. The first request with a key
                  *     runs; its answer (status, `Location`, `ETag`, body) is kept for 24 hours (`IDEMPOTENCY_TTL_SECONDS`) and
-                 *     a retry with the same key and the same request (method, URL, body) gets it again, byte for byte, with
-                 *     `Idempotent-Replayed: true`, without running again: no second resource, no second `postCreated`. The
-                 *     same key with a different request → `422` naming `Idempotency-Key`; while the first request still runs
-                 *     → `409`. Keys are the caller's own (another user's same key is another key). A `5xx` answer is not
-                 *     kept: a retry runs again.
+                 *     a retry with the same key and the same request (method, URL without a signature's `timestamp`, `nonce`
+                 *     and `signature`, `If-Match`, body) gets it again, byte for byte, with `Idempotent-Replayed: true`,
+                 *     without running again: no second resource, no second `postCreated`. The same key with a different
+                 *     request → `422` naming `Idempotency-Key`; while the first request still runs → `409` with code `40901`
+                 *     and `Retry-After` (retry then). Keys are the caller's own (another user's same key is another key);
+                 *     anonymous requests keep none. A `5xx`, `408` or `429` answer is not kept: a retry runs again.
                  * @example 5b0d7c62-2b8e-4f3a-9d4e-7f1c2a9e8b31
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
@@ -4157,11 +4165,12 @@ export interface operations {
                  * @description Makes the write safe to retry (draft-ietf-httpapi-idempotency-key-header): a unique string of your choice
                  *     (a UUID) per intended write, sent again unchanged with every retry of it. The first request with a key
                  *     runs; its answer (status, `Location`, `ETag`, body) is kept for 24 hours (`IDEMPOTENCY_TTL_SECONDS`) and
-                 *     a retry with the same key and the same request (method, URL, body) gets it again, byte for byte, with
-                 *     `Idempotent-Replayed: true`, without running again: no second resource, no second `postCreated`. The
-                 *     same key with a different request → `422` naming `Idempotency-Key`; while the first request still runs
-                 *     → `409`. Keys are the caller's own (another user's same key is another key). A `5xx` answer is not
-                 *     kept: a retry runs again.
+                 *     a retry with the same key and the same request (method, URL without a signature's `timestamp`, `nonce`
+                 *     and `signature`, `If-Match`, body) gets it again, byte for byte, with `Idempotent-Replayed: true`,
+                 *     without running again: no second resource, no second `postCreated`. The same key with a different
+                 *     request → `422` naming `Idempotency-Key`; while the first request still runs → `409` with code `40901`
+                 *     and `Retry-After` (retry then). Keys are the caller's own (another user's same key is another key);
+                 *     anonymous requests keep none. A `5xx`, `408` or `429` answer is not kept: a retry runs again.
                  * @example 5b0d7c62-2b8e-4f3a-9d4e-7f1c2a9e8b31
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
