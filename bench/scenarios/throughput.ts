@@ -91,7 +91,7 @@ export function throughputScenarios(product: Product): ThroughputScenario[] {
     },
     {
       // issue 13: the client revalidating what it holds (the seeded user's version is 1): 304, no body
-      name: 'REST user by id, revalidated (304)',
+      name: 'REST user by id revalidated (304)',
       title: `REST \`GET /api/v1/users/${USER_ID}\` with \`If-None-Match: "1"\``,
       product: { method: 'GET', path: `/api/v1/users/${USER_ID}`, headers: { 'if-none-match': '"1"' } },
       others: {},
@@ -104,7 +104,7 @@ export function throughputScenarios(product: Product): ThroughputScenario[] {
     },
     {
       // issue 13: every write keyed (a fresh Idempotency-Key each): the claim and the stored answer are two more writes
-      name: 'REST create post, keyed',
+      name: 'REST create post keyed',
       title: 'REST `POST /api/v1/users/{id}/posts` (Bearer) with a fresh `Idempotency-Key`',
       product: { method: 'POST', path: `/api/v1/users/${product.userId}/posts`, token: product.token, body: createBody, uniqueHeader: 'idempotency-key' },
       others: {},
