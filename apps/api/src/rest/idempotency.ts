@@ -3,8 +3,8 @@
 // in the database for IDEMPOTENCY_TTL_SECONDS with a fingerprint of the request; a retry with the same key and the
 // same request gets that answer again without running (no second row, no second event); the same key with another
 // request → 422; while the first still runs → 409 (40901). Keys belong to the caller (a user, or the signing service;
-// anonymous requests keep none). Kept in the database so every instance sees them. Written by hand: no maintained Fastify plugin stores answers across
-// instances (fastify-idempotency keeps them in one process's memory).
+// anonymous requests keep none). Kept in the database so every instance sees them. Written by hand: no maintained
+// Fastify plugin stores answers across instances (fastify-idempotency keeps them in one process's memory).
 import type { Prisma, PrismaClient } from '@users-posts/db';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { createHmac, randomUUID } from 'node:crypto';
