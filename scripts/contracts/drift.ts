@@ -20,7 +20,7 @@ const canonical = (sdl: string) => printSchema(lexicographicSortSchema(buildSche
 
 /** Differences between the schema the server answers introspection with and schema.graphql. */
 export async function graphqlDrift(app: FastifyInstance, repoRoot: string): Promise<string[]> {
-  const response = await app.inject({ method: 'POST', url: '/graphql', payload: { query: getIntrospectionQuery({ descriptions: true }) } });
+  const response = await app.inject({ method: 'POST', url: '/graphql', payload: { query: getIntrospectionQuery({ descriptions: true, schemaDescription: true }) } });
   const result = response.json() as { data?: IntrospectionQuery; errors?: unknown };
   if (!result.data) return [`introspection failed: ${JSON.stringify(result.errors)}`];
   const served = printSchema(lexicographicSortSchema(buildClientSchema(result.data)));

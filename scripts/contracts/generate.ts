@@ -6,6 +6,7 @@ import { generate } from '@graphql-codegen/cli';
 import type { Types } from '@graphql-codegen/plugin-helpers';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { parse as parseYaml } from 'yaml';
+import { generatePersistedDocuments } from './persisted-documents.js';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -34,8 +35,8 @@ async function generateOpenapi(): Promise<GeneratedFile> {
   return { path: OPENAPI_TARGET, content: header + astToString(ast) };
 }
 
-/** Every generated contract file, rendered from the current contracts. */
+/** Every generated contract file, rendered from the current contracts, and the manifest of the client's documents. */
 export async function generateContracts(): Promise<GeneratedFile[]> {
-  const [graphql, openapi] = await Promise.all([generateGraphql(), generateOpenapi()]);
-  return [...graphql, openapi];
+  const [graphql, openapi, documents] = await Promise.all([generateGraphql(), generateOpenapi(), generatePersistedDocuments(repoRoot)]);
+  return [...graphql, openapi, documents];
 }

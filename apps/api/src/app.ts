@@ -1,4 +1,5 @@
 // The app factory: builds the whole Fastify instance from a validated Config.
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { Database } from '@users-posts/db';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { randomUUID } from 'node:crypto';
@@ -37,6 +38,8 @@ export interface AppOptions {
   clock?: Clock;
   /** Revocation and nonce stores (default: the shared state's, Redis with REDIS_URL, else in memory). */
   stores?: IdentityStores;
+  /** Where spans go when traces are on, instead of the OTLP endpoint (tests: the SDK's in-memory exporter). */
+  spanExporter?: SpanExporter;
 }
 
 /** Log fields that must never be written: credentials and secrets. */
@@ -57,9 +60,13 @@ export function acceptedRequestId(header: string | string[] | undefined): string
 }
 
 export async function buildApp(config: Config, options: AppOptions = {}): Promise<FastifyInstance> {
+  // OpenTelemetry only when asked for (OTEL_EXPORTER_OTLP_ENDPOINT): otherwise not one of its modules is loaded.
+  const tracing = config.tracing ? await import('./plugins/tracing.js') : undefined;
   const app = Fastify({
     logger: {
       level: config.logLevel,
+      // Inside a traced request every line carries its traceId and spanId.
+      ...(tracing ? { mixin: tracing.traceLogFields } : {}),
       // Readable lines on a terminal in development (log-output.ts); JSON lines otherwise.
       stream: logStream(config.nodeEnv),
       redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' },
@@ -113,6 +120,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(securityHeadersPlugin);
   await app.register(sharedStatePlugin);
   await app.register(databasePlugin, { database: options.database });
+  // Before the routes: @fastify/otel traces the routes registered after it.
+  if (tracing && config.tracing) await app.register(tracing.default, { ...config.tracing, exporter: options.spanExporter });
   await app.register(metricsPlugin);
   await app.register(authPlugin, { clock: options.clock, stores: options.stores });
   await app.register(csrfPlugin);

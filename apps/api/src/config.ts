@@ -2,6 +2,7 @@
 import { envSchema } from 'env-schema';
 import path from 'node:path';
 import type { GraphQLLimits } from './graphql/limits.js';
+import type { PersistedDocumentsConfig } from './graphql/persisted-documents.js';
 import { parseOAuthProviders, type OAuthProviderConfig } from './auth/oauth-config.js';
 import { repoRoot } from './paths.js';
 import { resolveSecrets, type Secrets } from './secrets.js';
@@ -78,6 +79,10 @@ export interface Config {
   corsOrigins: string[];
   /** `REQUIRE_IF_MATCH`: PUT, PATCH and DELETE of one resource without `If-Match` are refused with 428 (RFC 6585). */
   requireIfMatch: boolean;
+  /** Trusted documents (graphql/persisted-documents.ts): the manifest clients send hashes of, and the allow-list mode. */
+  persistedDocuments: PersistedDocumentsConfig;
+  /** OpenTelemetry traces (plugins/tracing.ts), on with `OTEL_EXPORTER_OTLP_ENDPOINT`; off (nothing loaded) by default. */
+  tracing?: { serviceName: string } | undefined;
   /** `IDEMPOTENCY_TTL_SECONDS`: how long the first answer to a keyed write is replayed to its retries (default 24 h). */
   idempotencyTtlSeconds: number;
 }
@@ -131,6 +136,8 @@ const schema = {
     CORS_ORIGINS: { type: 'string' },
     REQUIRE_IF_MATCH: { type: 'boolean', default: false },
     IDEMPOTENCY_TTL_SECONDS: { type: 'integer', minimum: 1, maximum: 604_800, default: 86_400 },
+    GRAPHQL_PERSISTED_DOCUMENTS: { type: 'string' },
+    GRAPHQL_TRUSTED_DOCUMENTS_ONLY: { type: 'boolean', default: false },
   },
   dependencies: { ADMIN_EMAIL: ['ADMIN_PASSWORD'], ADMIN_PASSWORD: ['ADMIN_EMAIL'] },
 } as const;
@@ -182,6 +189,8 @@ interface RawEnv {
   CORS_ORIGINS?: string;
   REQUIRE_IF_MATCH: boolean;
   IDEMPOTENCY_TTL_SECONDS: number;
+  GRAPHQL_PERSISTED_DOCUMENTS?: string;
+  GRAPHQL_TRUSTED_DOCUMENTS_ONLY: boolean;
 }
 
 /** Validates `env` (throws one error listing every bad variable) and resolves secrets. */
@@ -240,7 +249,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     corsOrigins: parseCorsOrigins(raw.CORS_ORIGINS),
     requireIfMatch: raw.REQUIRE_IF_MATCH,
     idempotencyTtlSeconds: raw.IDEMPOTENCY_TTL_SECONDS,
+    persistedDocuments: parsePersistedDocuments(raw.GRAPHQL_PERSISTED_DOCUMENTS, raw.GRAPHQL_TRUSTED_DOCUMENTS_ONLY),
+    tracing: parseTracing(data),
   };
+}
+
+/** The manifest's path (relative to the repository, as DATA_DIR is); the allow-list mode without one would refuse everything. */
+function parsePersistedDocuments(file: string | undefined, trustedOnly: boolean): PersistedDocumentsConfig {
+  if (trustedOnly && !file) throw new Error('GRAPHQL_TRUSTED_DOCUMENTS_ONLY: set GRAPHQL_PERSISTED_DOCUMENTS to the manifest of the documents to allow');
+  return { file: file ? path.resolve(repoRoot, file) : undefined, trustedOnly };
+}
+
+/**
+ * Traces are on when an OTLP endpoint is set, by the OpenTelemetry SDK's own variables (its exporter reads the rest:
+ * OTEL_EXPORTER_OTLP_HEADERS, …), and OTEL_SDK_DISABLED=true turns them off again.
+ */
+function parseTracing(env: Record<string, string | undefined>): Config['tracing'] {
+  const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_ENDPOINT;
+  if (!endpoint || env.OTEL_SDK_DISABLED === 'true') return undefined;
+  if (!/^https?:\/\/\S+$/.test(endpoint)) throw new Error(`OTEL_EXPORTER_OTLP_ENDPOINT: not an http(s) URL: ${endpoint.slice(0, 200)}`);
+  return { serviceName: env.OTEL_SERVICE_NAME ?? 'users-posts' };
 }
 
 /** `CORS_ORIGINS`: comma-separated origins (`https://app.example.com,http://localhost:5173`), trailing slashes dropped. */

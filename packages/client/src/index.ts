@@ -2,14 +2,18 @@
 import type { components, paths } from '@users-posts/contracts';
 import createOpenApiClient, { type Client } from 'openapi-fetch';
 import { AuthSession, type AuthOptions, type TokenPair } from './auth.js';
-import { createGraphQL, type GraphQLRequest } from './graphql.js';
+import { createGraphQL, type DocumentTransport, type GraphQLRequest } from './graphql.js';
 
 export { AuthSession, memoryTokenStore } from './auth.js';
 export type { AuthOptions, LoggedOutEvent, TokenPair, TokenStore } from './auth.js';
-export { gql } from './graphql.js';
-export type { GraphQLErrorEntry, GraphQLRequest, GraphQLResult, TypedDocument } from './graphql.js';
+export { gql, sha256Hex } from './graphql.js';
+export type { DocumentTransport, GraphQLErrorEntry, GraphQLRequest, GraphQLResult, TypedDocument } from './graphql.js';
+export * from './documents.js';
 
-export type ClientOptions = AuthOptions;
+export interface ClientOptions extends AuthOptions {
+  /** How GraphQL documents are sent: whole (`text`, the default) or by hash (`hash`, for trusted-documents servers). */
+  graphqlDocuments?: DocumentTransport;
+}
 
 /** Credentials for the token login (the session-cookie variant is for browsers, not this client). */
 export type LoginCredentials = Omit<components['schemas']['LoginInput'], 'session'>;
@@ -51,7 +55,7 @@ export function createApiClient(options: ClientOptions): ApiClient {
   const rest = createOpenApiClient<paths>({ baseUrl: options.baseUrl, fetch: session.fetch });
   return {
     rest,
-    graphql: createGraphQL(options.baseUrl, session.fetch),
+    graphql: createGraphQL(options.baseUrl, session.fetch, options.graphqlDocuments),
     auth: {
       async login(input) {
         const result = await postLogin(rest, input);

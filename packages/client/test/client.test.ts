@@ -7,7 +7,10 @@ import { buildApp } from '../../../apps/api/src/app.js';
 import { ManualClock } from '../../../apps/api/src/auth/clock.js';
 import { hashPassword } from '../../../apps/api/src/auth/passwords.js';
 import { testConfig } from '../../../apps/api/test/support/config.js';
-import { createApiClient, gql, type LoggedOutEvent, type TokenPair } from '../src/index.js';
+import { createApiClient, gql, PostsPageDocument, sha256Hex, UserDocument, type LoggedOutEvent, type TokenPair } from '../src/index.js';
+import { repoRoot } from '../../../apps/api/src/paths.js';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 
 const MINUTE = 60_000;
 const DAY = 24 * 60 * MINUTE;
@@ -126,6 +129,46 @@ describe('safe retries (Idempotency-Key)', () => {
     expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/);
     expect(await app.db.prisma.post.count({ where: { title: 'Sent once' } })).toBe(1);
     expect(created.data?.data.title).toBe('Sent once');
+  });
+});
+
+describe('GraphQL documents by hash (graphqlDocuments: "hash")', () => {
+  it('sends the hash alone, and the text once more when the server answers PERSISTED_QUERY_NOT_FOUND', async () => {
+    // This app has no manifest: the hash is unknown, the text runs.
+    const bodies: unknown[] = [];
+    const recordingFetch: typeof fetch = async (input, init) => {
+      const request = new Request(input, init);
+      bodies.push(await request.clone().json());
+      return fetch(request);
+    };
+    const api = createApiClient({ baseUrl, fetch: recordingFetch, graphqlDocuments: 'hash' });
+    const result = await api.graphql(UserDocument, { id: String(userId) });
+    expect(result).toEqual({ data: { user: { id: String(userId), name: 'Cleo', email: 'cleo@example.com', role: 'USER', version: 1 } } });
+    expect(bodies).toEqual([
+      { documentId: `sha256:${await sha256Hex(UserDocument)}`, variables: { id: String(userId) } },
+      { query: UserDocument, variables: { id: String(userId) } },
+    ]);
+  });
+
+  it('runs in one request on a server that allows only the trusted documents of its manifest', async () => {
+    const trusted = await buildApp(
+      testConfig({ persistedDocuments: { file: path.join(repoRoot, 'packages/client/persisted-documents.json'), trustedOnly: true } }),
+      { database: await createTestDatabase() },
+    );
+    try {
+      await trusted.listen({ host: '127.0.0.1', port: 0 });
+      const { port } = trusted.server.address() as AddressInfo;
+      let requests = 0;
+      const api = createApiClient({ baseUrl: `http://127.0.0.1:${port}`, fetch: (input, init) => (requests++, fetch(input, init)), graphqlDocuments: 'hash' });
+      const page = await api.graphql(PostsPageDocument, { first: 2 });
+      expect(page).toEqual({ data: { postsConnection: { edges: [], pageInfo: { endCursor: null, hasNextPage: false }, totalCount: 0 } } });
+      expect(requests).toBe(1);
+      // The same server refuses the text a client that was not built against its manifest sends.
+      const adHoc = await createApiClient({ baseUrl: `http://127.0.0.1:${port}` }).graphql('{ users { id } }');
+      expect(adHoc.errors?.[0]?.extensions?.code).toBe('PERSISTED_QUERY_ID_REQUIRED');
+    } finally {
+      await trusted.close();
+    }
   });
 });
 

@@ -3,9 +3,16 @@ import { isDatabaseUnavailableError } from '@users-posts/db';
 import { GraphQLError } from 'graphql';
 import { createGraphQLError } from 'graphql-yoga';
 import { AppError, ErrorKinds } from '../errors.js';
+import { PERSISTED_DOCUMENT_CODES } from './persisted-documents.js';
 
-/** The `extensions.code` values of SPEC §2. */
-const SPEC_CODES = new Set<unknown>([...Object.values(ErrorKinds).map((kind) => kind.graphqlCode), 'QUERY_TOO_COMPLEX', 'GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED']);
+/** The `extensions.code` values of SPEC §2, and the persisted documents' refusals (the codes their clients act on). */
+const SPEC_CODES = new Set<unknown>([
+  ...Object.values(ErrorKinds).map((kind) => kind.graphqlCode),
+  'QUERY_TOO_COMPLEX',
+  'GRAPHQL_PARSE_FAILED',
+  'GRAPHQL_VALIDATION_FAILED',
+  ...Object.values(PERSISTED_DOCUMENT_CODES),
+]);
 
 function originalOf(error: unknown): unknown {
   return error instanceof GraphQLError && error.originalError ? originalOf(error.originalError) : error;

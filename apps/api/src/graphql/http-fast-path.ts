@@ -13,6 +13,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { getOperationAST, GraphQLError, type DocumentNode } from 'graphql';
 import { createGraphQLError, processRegularResult, type YogaServerInstance } from 'graphql-yoga';
 import { COMPILABLE_REQUEST } from './compiled-execution.js';
+import type { PersistedDocuments } from './persisted-documents.js';
 
 const REGULAR_MEDIA_TYPES = ['application/graphql-response+json', 'application/json'] as const;
 type RegularMediaType = (typeof REGULAR_MEDIA_TYPES)[number];
@@ -79,9 +80,12 @@ export function graphqlFastPath(
   // Any server context (the route passes Fastify's request and reply, as to Yoga's handler).
   yoga: YogaServerInstance<any, any>,
   /** Yoga's `maskedErrors.maskError` with its message and isDev applied, as its handler calls it. */
-  options: { maskError: (error: unknown) => Error },
+  options: { maskError: (error: unknown) => Error; persisted: PersistedDocuments },
 ): FastPath {
   return async (req, reply) => {
+    // In allow-list mode every request carries a hash (with `documentId` or `extensions`) or is refused: Yoga's handler
+    // and its persisted-operations plugin answer both.
+    if (options.persisted.trustedOnly) return false;
     if (req.method !== 'POST' || !isYogaJsonContentType(req.headers['content-type'])) return false;
     const params = simpleParams(req.body);
     const mediaType = params && regularMediaType(req.headers.accept);

@@ -1,26 +1,44 @@
 // What a graphql-sse client must be told as an HTTP error rather than as stream data: a document that does not parse
-// or validate is answered 400 with its errors as JSON before any stream opens (the protocol's distinct-connections
+// or validate, or that the persisted documents refuse (a hash not listed, a text in allow-list mode), is answered 400 with its errors as JSON before any stream opens (the protocol's distinct-connections
 // mode: the client reports it through `sink.error`, not as a `next` event), and the single-connection mode's
 // reservation (`PUT`) is refused with 405 naming what is served. Written by hand: Yoga streams such errors as events.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GraphQLError, type DocumentNode } from 'graphql';
 import type { YogaServerInstance } from 'graphql-yoga';
+import type { DocumentParams, PersistedDocuments } from './persisted-documents.js';
 
 const isGraphQLError = (error: unknown): error is GraphQLError => error instanceof GraphQLError;
 const withCode = (error: GraphQLError, code: string) => (error.extensions.code ? error : new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, extensions: { ...error.extensions, code } }));
 
-/** The GraphQL parameters of a GET (query string) or a JSON POST, when they carry a query text. */
-function paramsOf(req: FastifyRequest): { query: string; operationName?: string } | undefined {
-  const source = (req.method === 'GET' ? req.query : req.body) as { query?: unknown; operationName?: unknown } | undefined;
-  if (typeof source?.query !== 'string') return undefined;
-  return { query: source.query, ...(typeof source.operationName === 'string' ? { operationName: source.operationName } : {}) };
+/** The GraphQL parameters of a GET (query string) or a JSON POST, with the document they run (a text or a hash's). */
+function paramsOf(req: FastifyRequest, persisted: PersistedDocuments): { query: string; operationName?: string } | GraphQLError | undefined {
+  const source = (req.method === 'GET' ? parsedExtensions(req.query) : req.body) as (DocumentParams & { operationName?: unknown }) | undefined;
+  if (!source || typeof source !== 'object') return undefined;
+  const document = persisted.resolve(source);
+  if (!document || document instanceof GraphQLError) return document;
+  return { query: document.query, ...(typeof source.operationName === 'string' ? { operationName: source.operationName } : {}) };
 }
 
-/** For a request that asks for an event stream: the errors of its document, or undefined when it parses and validates. */
-export function sseDocumentErrors(yoga: YogaServerInstance<any, any>, req: FastifyRequest, reply: FastifyReply): GraphQLError[] | undefined {
+/** A GET's `extensions` parameter is JSON text (APQ's persistedQuery travels in it); unparsable, it is left to Yoga. */
+function parsedExtensions(query: unknown): unknown {
+  const params = query as Record<string, unknown> | undefined;
+  if (typeof params?.extensions !== 'string') return params;
+  try {
+    return { ...params, extensions: JSON.parse(params.extensions) };
+  } catch {
+    return { ...params, extensions: undefined };
+  }
+}
+
+/**
+ * For a request that asks for an event stream: the errors of its document (a hash not listed, a text refused by the
+ * allow-list mode, a document that does not parse or validate), or undefined when it may run.
+ */
+export function sseDocumentErrors(yoga: YogaServerInstance<any, any>, req: FastifyRequest, reply: FastifyReply, persisted: PersistedDocuments): GraphQLError[] | undefined {
   if (!req.headers.accept?.includes('text/event-stream')) return undefined;
-  const params = paramsOf(req);
+  const params = paramsOf(req, persisted);
   if (!params) return undefined; // Yoga answers a request without a query itself (400)
+  if (params instanceof GraphQLError) return [params];
   const enveloped = yoga.getEnveloped({ req, reply, request: req, params });
   let document: DocumentNode;
   try {

@@ -11,7 +11,8 @@
 // Execution goes through `yoga.getEnveloped(...)` (Yoga's documented graphql-ws recipe), so the WebSocket door runs
 // Yoga's very plugins: the graphql-armor limits (QUERY_TOO_COMPLEX), masked errors, and @auth on the same context.
 // Only subscriptions are served over the socket: queries and mutations go to POST /graphql, where the rate limits,
-// the body limit and the request log apply.
+// the body limit and the request log apply. A persisted document is named as over HTTP (persisted-documents.ts):
+// `documentId` or `extensions.persistedQuery` in the subscribe payload, with `query: ""` (graphql-ws requires a string).
 //
 // Authentication: `connectionParams.authorization` = "Bearer <access token>", resolved by the same code as the HTTP
 // Authorization header (pinned-algorithm verify, logout blocklist, tokenVersion). No `authorization` → anonymous
@@ -45,6 +46,7 @@ import { bearerToken, principalFromBearer } from '../auth/authenticate.js';
 import type { Identity } from '../auth/identity.js';
 import { anonymous, type Principal } from '../auth/principal.js';
 import { AppError } from '../errors.js';
+import type { PersistedDocuments } from './persisted-documents.js';
 import { CAP_RETRY_AFTER_SECONDS, capMessage, clientKeyOf, type Release, type SubscriptionCaps } from './subscription-limits.js';
 
 /** What a WebSocket operation hands Yoga as server context (HTTP hands Fastify's request, carrying its principal). */
@@ -80,6 +82,8 @@ export interface GraphQLWebSocketOptions {
   path: string;
   /** Any server context: only `getEnveloped` is used. */
   yoga: YogaServerInstance<any, any>;
+  /** The registered documents and the allow-list mode (Yoga's onParams, where its plugin works, is not run here). */
+  persisted: PersistedDocuments;
   identity: Identity;
   db: Database;
   /** Largest accepted message in bytes (the HTTP body limit). */
@@ -322,12 +326,15 @@ export function serveGraphQLOverWebSocket(options: GraphQLWebSocketOptions): Gra
     const principal = extra.principal ?? anonymous;
     const context: WebSocketServerContext = { principal, socket: extra.socket, params: payload };
     const { schema, parse, validate, subscribe, contextFactory } = yoga.getEnveloped(context);
+    const source = options.persisted.resolve(payload);
+    if (source instanceof GraphQLError) return forClient([source], String(source.extensions.code));
+    const query = source?.query ?? payload.query;
 
     // Armor rejects by throwing, from the parser (token limit) and from validation rules (depth, cost, …);
     // thrown out of onSubscribe, an error would close the whole socket (4500), so it is answered as an error.
     let document: DocumentNode;
     try {
-      document = parse(payload.query);
+      document = parse(query);
     } catch (error) {
       if (isGraphQLError(error)) return forClient([error], 'GRAPHQL_PARSE_FAILED');
       throw error;

@@ -7,6 +7,7 @@ import { createGraphQLContext, databaseUnavailableAmong, withUnreachableDatabase
 import { maskError } from '../graphql/errors.js';
 import { graphqlFastPath } from '../graphql/http-fast-path.js';
 import { limitPlugins } from '../graphql/limits.js';
+import { PersistedDocuments } from '../graphql/persisted-documents.js';
 import { errorForClient, SINGLE_CONNECTION_REFUSAL, sseDocumentErrors } from '../graphql/sse-refusals.js';
 import { buildGraphQLSchema } from '../graphql/schema.js';
 import { addressResolver } from '../client-address.js';
@@ -63,6 +64,10 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
   const streams = subscriptionStreams();
   // One tally of sockets and subscriptions (WebSocket and SSE) for the process (graphql/subscription-limits.ts).
   const caps = new SubscriptionCaps(app.config.subscriptionLimits);
+  // Trusted documents: read (and each hash checked) once, at start-up; a bad manifest stops it.
+  const persisted = PersistedDocuments.fromConfig(app.config.persistedDocuments);
+  // Traces (plugins/tracing.ts): loaded only when on.
+  const tracing = app.tracerProvider ? (await import('../graphql/tracing.js')).graphqlTracing(app.tracerProvider) : [];
   const yoga = createYoga<ServerContext>({
     schema: buildGraphQLSchema(),
     graphqlEndpoint: '/graphql',
@@ -73,7 +78,11 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
     // GraphiQL's scripts and styles bundled in the page by the product, not loaded from a CDN (quiet by default).
     // Imported on the first GraphiQL page: the module is ~9 MB of inlined assets, a third of start-up parse and memory.
     renderGraphiQL: async (options) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
+    // GraphQL-over-HTTP's persisted documents name theirs with a `documentId` beside the usual parameters.
+    extraParamNames: ['documentId'],
     plugins: [
+      // First: every later plugin sees the document a hash names, and an ad-hoc one refused in allow-list mode runs nothing.
+      persisted.plugin(),
       // Before the work limit (limits.ts), whose execute wraps the compiled one: a compiled run is metered and stopped alike.
       ...(app.config.graphqlCompiledExecution ? [
             compiledExecutionPlugin({
@@ -89,6 +98,8 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
       httpSubscriptionCaps(caps),
       streams.plugin,
       app.metrics.subscriptionsPlugin,
+      // Last: its execute wraps every other plugin's (the compiled one, the work limit), so what they run is traced.
+      ...tracing,
     ],
     // CORS is @fastify/cors' (CORS_ORIGINS), as on every route; Yoga's own would reflect any origin.
     cors: false,
@@ -104,7 +115,7 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
 
 
   const fastPath = app.config.graphqlFastPath
-    ? graphqlFastPath(yoga, { maskError: (error) => maskError(error, 'Unexpected error.', !production) })
+    ? graphqlFastPath(yoga, { maskError: (error) => maskError(error, 'Unexpected error.', !production), persisted })
     : async () => false;
   app.route({
     url: yoga.graphqlEndpoint,
@@ -113,7 +124,7 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
       // One plain JSON query or mutation: Yoga's envelop and result processor without its fetch-API layer.
       if (await fastPath(req, reply)) return reply;
       // An event-stream request with a document that does not parse or validate: an HTTP error, not stream data.
-      const documentErrors = sseDocumentErrors(yoga, req, reply);
+      const documentErrors = sseDocumentErrors(yoga, req, reply, persisted);
       if (documentErrors) return reply.status(400).type('application/json; charset=utf-8').send({ errors: documentErrors.map(errorForClient) });
       const response = await yoga.handleNodeRequestAndResponse(req, reply, { req, reply });
       const refused = (req as CappedRequest)[kSubscriptionRefused];
@@ -150,6 +161,7 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
     server: app.server,
     path: yoga.graphqlEndpoint,
     yoga,
+    persisted,
     identity: app.identity,
     db: app.db,
     maxPayload: app.initialConfig.bodyLimit ?? 1024 * 1024,

@@ -94,8 +94,11 @@ async function restPlugin(app: FastifyInstance): Promise<void> {
       // Who may call runs before contract validation: a caller without the right learns nothing about the input rules.
       const requirement = requirements.get(operationId);
       const body = bodies.get(operationId);
+      const declared = routeOptions(app)[operationId as OperationId];
       const options = {
-        ...routeOptions(app)[operationId as OperationId],
+        ...declared,
+        // The operation's name where a request's handling is reported (plugins/tracing.ts names its span so).
+        config: { ...declared?.config, operationId },
         preValidation: async (request: FastifyRequest) => {
           enforce(requirement, request.principal);
           checkBody(body, request);

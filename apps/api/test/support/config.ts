@@ -48,6 +48,7 @@ export function testConfig({ rateLimits, ...overrides }: TestConfigOverrides = {
     corsOrigins: [],
     requireIfMatch: false,
     idempotencyTtlSeconds: 86_400,
+    persistedDocuments: { trustedOnly: false },
     ...overrides,
   };
 }

@@ -2,7 +2,8 @@
 import type { HttpResult } from './http.js';
 
 /** SPEC §2. INTERNAL_SERVER_ERROR is documented, but for bad input it is a 500 in disguise, so the fuzz reports it. */
-export const GRAPHQL_CODES = new Set(['UNAUTHENTICATED', 'FORBIDDEN', 'BAD_USER_INPUT', 'NOT_FOUND', 'CONFLICT', 'RATE_LIMITED', 'QUERY_TOO_COMPLEX', 'GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED']);
+// SPEC §2's codes, and the persisted documents' refusals (graphql/persisted-documents.ts), which a drawn APQ extension meets.
+export const GRAPHQL_CODES = new Set(['UNAUTHENTICATED', 'FORBIDDEN', 'BAD_USER_INPUT', 'NOT_FOUND', 'CONFLICT', 'RATE_LIMITED', 'QUERY_TOO_COMPLEX', 'GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED', 'PERSISTED_QUERY_NOT_FOUND', 'PERSISTED_QUERY_NOT_IN_LIST', 'PERSISTED_QUERY_ID_REQUIRED']);
 
 type Json = Record<string, unknown>;
 
