@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../src/config.js';
+import { repoRoot } from '../src/paths.js';
 
 const tempDir = () => mkdtempSync(path.join(os.tmpdir(), 'users-posts-config-'));
 const strong = (letter: string) => letter.repeat(40);
@@ -19,6 +20,18 @@ describe('loadConfig', () => {
     const dataDir = tempDir();
     const config = loadConfig({ DATA_DIR: dataDir });
     expect(config).toMatchObject({ port: 4000, databaseUrl: undefined, pgliteDir: path.join(dataDir, 'pglite'), admin: undefined });
+    // Traces off and every document accepted unless asked for.
+    expect(config.tracing).toBeUndefined();
+    expect(config.persistedDocuments).toEqual({ file: undefined, trustedOnly: false });
+  });
+
+  it('turns traces on with an OTLP endpoint (and off again with OTEL_SDK_DISABLED), and takes the manifest from the repository', () => {
+    const on = loadConfig({ DATA_DIR: tempDir(), OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SERVICE_NAME: 'api-eu' });
+    expect(on.tracing).toEqual({ serviceName: 'api-eu' });
+    expect(loadConfig({ DATA_DIR: tempDir(), OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://collector/v1/traces' }).tracing).toEqual({ serviceName: 'users-posts' });
+    expect(loadConfig({ DATA_DIR: tempDir(), OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'true' }).tracing).toBeUndefined();
+    const trusted = loadConfig({ DATA_DIR: tempDir(), GRAPHQL_PERSISTED_DOCUMENTS: 'packages/client/persisted-documents.json', GRAPHQL_TRUSTED_DOCUMENTS_ONLY: 'true' });
+    expect(trusted.persistedDocuments).toEqual({ file: path.resolve(repoRoot, 'packages/client/persisted-documents.json'), trustedOnly: true });
   });
 
   it.each([
@@ -27,6 +40,8 @@ describe('loadConfig', () => {
     [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL/],
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
     [{ ADMIN_EMAIL: 'root@example.com' }, /ADMIN_PASSWORD/],
+    [{ GRAPHQL_TRUSTED_DOCUMENTS_ONLY: 'true' }, /GRAPHQL_PERSISTED_DOCUMENTS/],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }, /OTEL_EXPORTER_OTLP_ENDPOINT/],
   ])('rejects %p with a message naming the variable', (env, message) => {
     expect(() => loadConfig({ DATA_DIR: tempDir(), ...env })).toThrow(message);
   });

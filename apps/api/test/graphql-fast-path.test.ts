@@ -6,6 +6,13 @@ import { serverAudits } from 'graphql-http';
 import { hashPassword } from '../src/auth/passwords.js';
 import { createTestApp } from './support/app.js';
 import { seedUsersWithPosts } from './support/fixtures.js';
+import { createHash } from 'node:crypto';
+import path from 'node:path';
+import { UserDocument } from '../../../packages/client/src/index.js';
+import { repoRoot } from '../src/paths.js';
+
+const MANIFEST = path.join(repoRoot, 'packages/client/persisted-documents.json');
+const hashOf = (document: string) => createHash('sha256').update(document).digest('hex');
 
 let fast: FastifyInstance;
 let yoga: FastifyInstance;
@@ -18,8 +25,9 @@ async function login(app: FastifyInstance): Promise<string> {
 }
 
 beforeAll(async () => {
-  fast = await createTestApp({ graphqlFastPath: true });
-  yoga = await createTestApp({ graphqlFastPath: false });
+  // Both with the client's manifest: documents sent by hash take the fast path too.
+  fast = await createTestApp({ graphqlFastPath: true, persistedDocuments: { file: MANIFEST, trustedOnly: false } });
+  yoga = await createTestApp({ graphqlFastPath: false, persistedDocuments: { file: MANIFEST, trustedOnly: false } });
   // The same rows in both (fresh databases: the same ids), user 1 an ADMIN.
   await seedUsersWithPosts(fast.db.prisma, 5, 2);
   await seedUsersWithPosts(yoga.db.prisma, 5, 2);
@@ -44,6 +52,10 @@ const cases: Case[] = [
   { name: 'a query by id', payload: { query: '{ user(id: "2") { id name email } }' } },
   { name: 'a nested query', payload: { query: '{ users(limit: 3) { id name posts { id title author { name } } } }' } },
   { name: 'variables and operationName', payload: { query: 'query A($id: ID!) { user(id: $id) { name } } query B { users { id } }', variables: { id: '3' }, operationName: 'A' } },
+  { name: 'a persisted document by documentId', payload: { documentId: `sha256:${hashOf(UserDocument)}`, variables: { id: '2' } } },
+  { name: 'a persisted document by APQ hash', payload: { extensions: { persistedQuery: { version: 1, sha256Hash: hashOf(UserDocument) } }, variables: { id: '3' } } },
+  { name: 'an unknown persisted hash', payload: { documentId: `sha256:${'0'.repeat(64)}` } },
+  { name: 'an APQ hash beside another extension', payload: { extensions: { persistedQuery: { version: 1, sha256Hash: hashOf(UserDocument) }, other: true }, variables: { id: '2' } } },
   { name: 'a missing user (null)', payload: { query: '{ user(id: "999") { id } }' } },
   { name: 'a syntax error', payload: { query: '{ users { id ' } },
   { name: 'a validation error', payload: { query: '{ users { nope } }' } },

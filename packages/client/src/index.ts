@@ -2,6 +2,7 @@
 import type { components, paths } from '@users-posts/contracts';
 import createOpenApiClient, { type Client } from 'openapi-fetch';
 import { AuthSession, type AuthOptions, type TokenPair } from './auth.js';
+import { ConditionalCache, type ConditionalOptions } from './conditional.js';
 import { createGraphQL, type DocumentTransport, type GraphQLRequest } from './graphql.js';
 
 export { AuthSession, memoryTokenStore } from './auth.js';
@@ -10,9 +11,25 @@ export { gql, sha256Hex } from './graphql.js';
 export type { DocumentTransport, GraphQLErrorEntry, GraphQLRequest, GraphQLResult, TypedDocument } from './graphql.js';
 export * from './documents.js';
 
+export type { ConditionalOptions } from './conditional.js';
+
 export interface ClientOptions extends AuthOptions {
   /** How GraphQL documents are sent: whole (`text`, the default) or by hash (`hash`, for trusted-documents servers). */
   graphqlDocuments?: DocumentTransport;
+  /** ETags: GET answers kept and revalidated (on by default); `conditionalWrites` adds `If-Match` to writes (off). */
+  etags?: ConditionalOptions;
+}
+
+/** Who the held access token names (its `sub`), so that an answer kept for one user is never handed to another. */
+function callerOf(session: AuthSession): string {
+  const token = session.tokens?.accessToken;
+  if (!token) return 'anonymous';
+  try {
+    const payload = token.split('.')[1]!.replace(/-/g, '+').replace(/_/g, '/');
+    return `user:${String((JSON.parse(atob(payload)) as { sub?: unknown }).sub)}`;
+  } catch {
+    return `token:${token}`;
+  }
 }
 
 /** Credentials for the token login (the session-cookie variant is for browsers, not this client). */
@@ -52,7 +69,8 @@ export interface ApiClient {
  */
 export function createApiClient(options: ClientOptions): ApiClient {
   const session = new AuthSession(options);
-  const rest = createOpenApiClient<paths>({ baseUrl: options.baseUrl, fetch: session.fetch });
+  const etags = new ConditionalCache(options.etags ?? {}, () => callerOf(session));
+  const rest = createOpenApiClient<paths>({ baseUrl: options.baseUrl, fetch: etags.fetch(session.fetch) });
   return {
     rest,
     graphql: createGraphQL(options.baseUrl, session.fetch, options.graphqlDocuments),

@@ -6,9 +6,9 @@
 // `user(id)`, ../shared/notes/performance.md). The envelop functions are the same ones Yoga and the WebSocket door
 // use, so every envelop plugin (graphql-armor limits, the work budget, masked errors, @auth) applies unchanged; the
 // status code, content type and body come from Yoga's exported `processRegularResult`. Whatever this path does not
-// reproduce exactly (GET, batches, other content types, an Accept served by SSE or multipart, extensions, documents
-// that do not parse or validate, subscriptions) is declined before anything runs, and Yoga's handler answers it as
-// before. Written by hand: Yoga offers no public "handle parsed params" entry point.
+// reproduce exactly (GET, batches, other content types, an Accept served by SSE or multipart, extensions other than a
+// persisted document's hash, a hash or text the persisted documents refuse, documents that do not parse or validate,
+// subscriptions) is declined before anything runs, and Yoga's handler answers it as before. Written by hand: Yoga offers no public "handle parsed params" entry point.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { getOperationAST, GraphQLError, type DocumentNode } from 'graphql';
 import { createGraphQLError, processRegularResult, type YogaServerInstance } from 'graphql-yoga';
@@ -51,18 +51,25 @@ interface SimpleParams {
   operationName?: string | undefined;
 }
 
-const PARAM_KEYS = new Set(['query', 'variables', 'operationName']);
+const PARAM_KEYS = new Set(['query', 'variables', 'operationName', 'documentId', 'extensions']);
 const isGraphQLError = (error: unknown): error is GraphQLError => error instanceof GraphQLError;
 const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** The body's GraphQL parameters when it is one operation of the plain shape (Yoga checks anything else itself). */
-function simpleParams(body: unknown): SimpleParams | undefined {
-  if (!isPlainObject(body) || typeof body.query !== 'string') return undefined;
+/**
+ * The body's GraphQL parameters when it is one operation of the plain shape, its document a text or a persisted
+ * document's hash that `persisted` resolves (extensions other than APQ's, an unknown hash, a text refused in allow-list
+ * mode: Yoga and its plugins answer those).
+ */
+function simpleParams(body: unknown, persisted: PersistedDocuments): SimpleParams | undefined {
+  if (!isPlainObject(body)) return undefined;
   for (const key in body) if (!PARAM_KEYS.has(key)) return undefined;
-  const { variables, operationName } = body;
+  const { variables, operationName, extensions } = body;
+  if (extensions != null && !(isPlainObject(extensions) && Object.keys(extensions).every((key) => key === 'persistedQuery'))) return undefined;
   if (variables != null && !isPlainObject(variables)) return undefined;
   if (operationName != null && typeof operationName !== 'string') return undefined;
-  return { query: body.query, variables: variables ?? undefined, operationName: operationName ?? undefined };
+  const document = persisted.resolve(body);
+  if (!document || isGraphQLError(document)) return undefined;
+  return { query: document.query, variables: variables ?? undefined, operationName: operationName ?? undefined };
 }
 
 /** A result with data and neither errors nor extensions (anything else goes through Yoga's result processor). */
@@ -83,11 +90,8 @@ export function graphqlFastPath(
   options: { maskError: (error: unknown) => Error; persisted: PersistedDocuments },
 ): FastPath {
   return async (req, reply) => {
-    // In allow-list mode every request carries a hash (with `documentId` or `extensions`) or is refused: Yoga's handler
-    // and its persisted-operations plugin answer both.
-    if (options.persisted.trustedOnly) return false;
     if (req.method !== 'POST' || !isYogaJsonContentType(req.headers['content-type'])) return false;
-    const params = simpleParams(req.body);
+    const params = simpleParams(req.body, options.persisted);
     const mediaType = params && regularMediaType(req.headers.accept);
     if (!params || !mediaType) return false;
     // Yoga's own envelop plugins look for the request and params in the context (e.g. a parse error becomes a 400
