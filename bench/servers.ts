@@ -73,7 +73,8 @@ function modeEnv(): Record<string, string> {
  * The product on `databaseUrl` (migrated at start), exactly as the production start runs it (the built file, see
  * product-build.ts), with the rate limit out of the way and an administrator to create posts with. `nodeArgs` go before
  * the entry (e.g. `--cpu-prof`); `root` is
- * the checkout to run (another worktree, for before/after comparisons); `nodeBinary` the node to run it with (BENCH_NODES).
+ * the checkout to run (another worktree, for before/after comparisons); `nodeBinary` the node to run it with (BENCH_NODES);
+ * `extraEnv` settings of this run (bench/compare.ts's COMPARE_ENV_<n>).
  */
 export async function startProduct(
   databaseUrl: string,
@@ -81,6 +82,7 @@ export async function startProduct(
   nodeArgs: string[] = [],
   root = repoRoot,
   nodeBinary = process.execPath,
+  extraEnv: Record<string, string> = {},
 ): Promise<Product> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'users-posts-bench-'));
   const child = spawn(nodeBinary, [...nodeArgs, ...productEntry(root)], {
@@ -96,7 +98,10 @@ export async function startProduct(
       RATE_LIMIT_MAX: '100000000',
       ADMIN_EMAIL: 'bench@example.com',
       ADMIN_PASSWORD: 'bench-password',
+      // The client's trusted documents, for the persisted scenario (documents sent as text still run).
+      GRAPHQL_PERSISTED_DOCUMENTS: 'packages/client/persisted-documents.json',
       ...modeEnv(),
+      ...extraEnv,
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

@@ -2,6 +2,10 @@
 // baseline, and its target ratio), then the writes (product vs baseline, no target).
 import type { Product } from '../servers.js';
 import type { RequestShape } from './load.js';
+import { createHash } from 'node:crypto';
+import { UserDocument } from '../../packages/client/src/documents.js';
+
+const sha256Hex = (document: string) => createHash('sha256').update(document).digest('hex');
 
 /** The servers of the table, in its column order. */
 export const SERVER_KINDS = ['product', 'postgraphile', 'apollo', 'baseline'] as const;
@@ -61,6 +65,20 @@ export function throughputScenarios(product: Product): ThroughputScenario[] {
         baseline: { method: 'POST', path: '/graphql/user', body: userQuery },
       },
       target: { against: 'apollo', ratio: 1.0 },
+    },
+    {
+      // issue 13: the client's persisted `User` document (id name email role version) sent by its hash alone
+      name: 'GraphQL user by id persisted',
+      title: "GraphQL the client's `User` document by `documentId` (sha256)",
+      product: { method: 'POST', path: '/graphql', body: { documentId: `sha256:${sha256Hex(UserDocument)}`, variables: { id: String(USER_ID) } } },
+      others: {},
+    },
+    {
+      // the same document sent as text: what the hash saves
+      name: 'GraphQL user by id as text',
+      title: "GraphQL the client's `User` document sent as text",
+      product: { method: 'POST', path: '/graphql', body: gql(UserDocument, { id: String(USER_ID) }) },
+      others: {},
     },
     {
       name: 'GraphQL users→posts→author',
