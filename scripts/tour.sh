@@ -33,7 +33,7 @@ if [ -z "${TOUR_BASE:-}" ]; then
   [ -f "$ROOT/apps/api/dist/main.js" ] || (cd "$ROOT" && pnpm build >/dev/null)
   PORT=$(free_port)
   export DATA_DIR="$WORK/data" ADMIN_EMAIL=admin@example.com ADMIN_PASSWORD='tour admin password'
-  (cd "$ROOT" && PORT=$PORT HOST=127.0.0.1 LOG_LEVEL=warn MIGRATE_ON_START=true exec node apps/api/dist/main.js) &
+  (cd "$ROOT" && PORT=$PORT HOST=127.0.0.1 LOG_LEVEL=warn MIGRATE_ON_START=true GRAPHQL_PERSISTED_DOCUMENTS=packages/client/persisted-documents.json exec node apps/api/dist/main.js) &
   SERVER_PID=$!
   TOUR_BASE="http://127.0.0.1:$PORT"
   started=$SECONDS
@@ -69,6 +69,8 @@ awk '/^```sh tour/ { on = 1; next } /^```/ { if (on) print ""; on = 0; next } on
 [ -s "$WORK/tour.sh" ] || { echo "tour: README.md has no \`\`\`sh tour blocks" >&2; exit 1; }
 
 cd "$WORK"
+# A reader runs the examples from the repository's root: the files they read are there.
+ln -s "$ROOT/packages" packages
 # Each command is shown as it runs; curl (first on PATH here) fails on an HTTP error, shows the body it got, and ends
 # each answer with a newline.
 mkdir bin

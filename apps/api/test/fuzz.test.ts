@@ -10,6 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { FastifyInstance } from 'fastify';
 import fc from 'fast-check';
 import pino from 'pino';
+import path from 'node:path';
+import { repoRoot } from '../src/paths.js';
 import { createAccount, TEST_PASSWORD, type Account } from './support/accounts.js';
 import { createTestApp } from './support/app.js';
 import { Contract } from './support/contract.js';
@@ -43,7 +45,7 @@ const onEscape = (error: unknown) => void escaped.push(error);
 
 beforeAll(async () => {
   // High limits: a 429 is a valid answer, but it would stop the handlers from ever seeing most of the input.
-  app = await createTestApp({ logLevel: 'error', defaultRateLimit: { max: 1_000_000, windowMs: 60_000 }, rateLimits: { loginMax: 1_000_000, refreshMax: 1_000_000, loginIpMax: 1_000_000, loginAccount: { max: 1_000_000, windowMs: 60_000 }, signup: { max: 1_000_000, windowMs: 60_000 } } });
+  app = await createTestApp({ logLevel: 'error', persistedDocuments: { file: path.join(repoRoot, 'packages/client/persisted-documents.json'), trustedOnly: false }, defaultRateLimit: { max: 1_000_000, windowMs: 60_000 }, rateLimits: { loginMax: 1_000_000, refreshMax: 1_000_000, loginIpMax: 1_000_000, loginAccount: { max: 1_000_000, windowMs: 60_000 }, signup: { max: 1_000_000, windowMs: 60_000 } } });
   (app.log as unknown as Record<symbol, unknown>)[pino.symbols.streamSym] = { write: (line: string) => void errorLogs.push(summary(line)) };
   process.on('uncaughtException', onEscape);
   process.on('unhandledRejection', onEscape);
