@@ -55,6 +55,7 @@ const cases: Case[] = [
   { name: 'a persisted document by documentId', payload: { documentId: `sha256:${hashOf(UserDocument)}`, variables: { id: '2' } } },
   { name: 'a persisted document by APQ hash', payload: { extensions: { persistedQuery: { version: 1, sha256Hash: hashOf(UserDocument) } }, variables: { id: '3' } } },
   { name: 'an unknown persisted hash', payload: { documentId: `sha256:${'0'.repeat(64)}` } },
+  { name: 'a listed hash beside a query that is not a string', payload: { documentId: `sha256:${hashOf(UserDocument)}`, query: 1, variables: { id: '2' } } },
   { name: 'an APQ hash beside another extension', payload: { extensions: { persistedQuery: { version: 1, sha256Hash: hashOf(UserDocument) }, other: true }, variables: { id: '2' } } },
   { name: 'a missing user (null)', payload: { query: '{ user(id: "999") { id } }' } },
   { name: 'a syntax error', payload: { query: '{ users { id ' } },

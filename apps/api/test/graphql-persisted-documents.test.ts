@@ -177,6 +177,16 @@ describe('GRAPHQL_TRUSTED_DOCUMENTS_ONLY', () => {
     expect(unknown.response.status).toBe(400);
     expect(JSON.parse(await unknown.text())).toMatchObject({ errors: [{ extensions: { code: 'PERSISTED_QUERY_NOT_IN_LIST' } }] });
 
+    // A POST naming its hash in the URL (as Yoga's plugin reads it) opens its stream too.
+    const byUrl = await fetch(`${urls.http}/graphql?documentId=${await documentId(PostCreatedDocument)}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify({}),
+      signal: AbortSignal.timeout(2_000),
+    }).catch((error: unknown) => error);
+    expect(byUrl instanceof Response ? byUrl.status : String(byUrl)).toBe(200);
+    if (byUrl instanceof Response) await byUrl.body?.cancel();
+
     const subscribers = watchSubscribers(app);
     const stream = await SseStream.open(`${urls.http}/graphql?documentId=${await documentId(PostCreatedDocument)}`);
     try {

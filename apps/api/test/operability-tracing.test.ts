@@ -90,9 +90,9 @@ describe('traces', () => {
     for (const step of ['graphql.parse', 'graphql.validate']) expect(ancestors(named(step)[0]!)).toContain('POST /graphql');
     const [operation] = named('query.Authors');
     expect(ancestors(operation!)).toContain('POST /graphql');
-    // The document is kept (no inline arguments), the variables are not.
-    expect(operation!.attributes['graphql.execute.document']).toContain('users(limit: $limit)');
-    expect(operation!.attributes).not.toHaveProperty('graphql.execute.variables');
+    // The document is kept (no literal values in it), the variables are not.
+    expect(operation!.attributes['graphql.document']).toContain('users(limit: $limit)');
+    expect(JSON.stringify(operation!.attributes)).not.toContain('"limit":5');
 
     expect(ancestors(named('Query.users')[0]!)).toContain('query.Authors');
     expect(ancestors(named('User.posts')[0]!)).toContain('query.Authors');
@@ -115,6 +115,24 @@ describe('traces', () => {
     expect(spans.length).toBeGreaterThan(3);
     const recorded = JSON.stringify(spans.map((span) => ({ name: span.name, attributes: span.attributes, events: span.events })));
     expect(recorded).not.toContain('hunter2-secret-pw');
+  });
+
+  it('keeps credentials out of the trace store: a variable that fails coercion (graphql-js echoes it whole) is recorded as a code', async () => {
+    exporter.reset();
+    const response = await app.inject({
+      method: 'POST',
+      url: '/graphql',
+      headers: { 'content-type': 'application/json', traceparent: TRACEPARENT },
+      payload: {
+        query: 'mutation SignUp($input: CreateUserInput!) { createUser(input: $input) { id } }',
+        variables: { input: { name: 'Typo', email: 'typo@example.com', password: 'hunter3-secret-pw', nmae: 1 } },
+      },
+    });
+    expect(JSON.stringify(response.json())).toContain('hunter3-secret-pw'); // the caller's own answer echoes it, as graphql-js does
+    const { spans, named } = traceOf(CALLER_TRACE_ID);
+    expect(named('mutation.SignUp')[0]?.attributes['graphql.error.codes']).toEqual(['BAD_USER_INPUT']);
+    const recorded = JSON.stringify(spans.map((span) => ({ name: span.name, attributes: span.attributes, events: span.events, status: span.status })));
+    expect(recorded).not.toContain('hunter3-secret-pw');
   });
 
   it('keeps credentials out of the trace store: an API key in the query string is not in the request span', async () => {
@@ -144,6 +162,14 @@ describe('traces', () => {
     const own = lines.filter((line) => line.reqId === response.headers['x-request-id'] && line.msg !== 'incoming request');
     expect(own.map((line) => line.msg)).toContain('request completed');
     for (const line of own) expect(line.traceId).toBe(CALLER_TRACE_ID);
+  });
+
+  it("traces a request whose caller asks not to sample it (traceparent flag 00): a caller cannot hide its requests", async () => {
+    exporter.reset();
+    await app.inject({ method: 'GET', url: `/api/v1/users/${author.id}`, headers: { traceparent: `00-${CALLER_TRACE_ID}-${CALLER_SPAN_ID}-00` } });
+    const { named } = traceOf(CALLER_TRACE_ID);
+    expect(named('GET /api/v1/users/:id')).toHaveLength(1);
+    expect(named('getUser')).toHaveLength(1);
   });
 
   it('starts a new trace for a request without traceparent, and refuses a malformed one by starting fresh', async () => {

@@ -14,7 +14,8 @@ export interface ConditionalOptions {
 
 interface Kept {
   etag: string;
-  body: ArrayBuffer;
+  /** The answer to hand out on a 304; none for an answer marked `Cache-Control: no-store` (only its ETag is kept). */
+  body?: ArrayBuffer;
   headers: [string, string][];
 }
 
@@ -32,7 +33,13 @@ export class ConditionalCache {
     private readonly options: ConditionalOptions,
     private readonly callerOf: CallerOf,
   ) {
-    this.maxEntries = options.maxEntries ?? 200;
+    const asked = Math.floor(options.maxEntries ?? 200);
+    this.maxEntries = Number.isFinite(asked) && asked >= 0 ? asked : 200;
+  }
+
+  /** Forgets everything (the client calls it when its login ends). */
+  clear(): void {
+    this.kept.clear();
   }
 
   /** Wraps `next` (the auth layer's fetch). */
@@ -47,7 +54,7 @@ export class ConditionalCache {
   }
 
   private keyOf(request: Request): string {
-    return `${this.callerOf()} ${request.headers.get('accept') ?? ''} ${request.url}`;
+    return `${this.callerOf()} ${request.headers.get('accept') ?? ''} ${resourceOf(request.url)}`;
   }
 
   private async read(request: Request, next: (request: Request) => Promise<Response>): Promise<Response> {
@@ -55,12 +62,12 @@ export class ConditionalCache {
     const key = this.keyOf(request);
     const kept = this.kept.get(key);
     let sent = request;
-    if (kept) {
+    if (kept?.body) {
       sent = new Request(request);
       sent.headers.set('if-none-match', kept.etag);
     }
     const response = await next(sent);
-    if (response.status === 304 && kept) {
+    if (response.status === 304 && kept?.body) {
       // The kept 200, with the headers of this answer (rate limits, request id) over the kept ones.
       const headers = new Headers(kept.headers);
       response.headers.forEach((value, name) => headers.set(name, value));
@@ -73,18 +80,20 @@ export class ConditionalCache {
       this.kept.delete(key);
       return response;
     }
-    const body = await response.clone().arrayBuffer();
-    if (body.byteLength <= MAX_BODY_BYTES) {
-      this.kept.delete(key);
-      this.kept.set(key, { etag, body, headers: [...response.headers] });
-      while (this.kept.size > this.maxEntries) this.kept.delete(this.kept.keys().next().value!);
-    }
+    // `no-store` (every authenticated answer of this server): the body is not kept, only the ETag for conditional writes.
+    const storable = !/(^|,)\s*no-store\s*(,|$)/i.test(response.headers.get('cache-control') ?? '');
+    const length = Number(response.headers.get('content-length') ?? Number.NaN);
+    const body = storable && length <= MAX_BODY_BYTES ? await response.clone().arrayBuffer() : undefined;
+    this.kept.delete(key);
+    this.kept.set(key, { etag, ...(body ? { body } : {}), headers: body ? [...response.headers] : [] });
+    while (this.kept.size > this.maxEntries) this.kept.delete(this.kept.keys().next().value!);
     return response;
   }
 
   private async write(request: Request, next: (request: Request) => Promise<Response>): Promise<Response> {
     const caller = `${this.callerOf()} `;
-    const ofResource = (key: string) => key.startsWith(caller) && key.endsWith(` ${request.url}`);
+    const resource = resourceOf(request.url);
+    const ofResource = (key: string) => key.startsWith(caller) && key.endsWith(` ${resource}`);
     const etag = [...this.kept.entries()].find(([key]) => ofResource(key))?.[1].etag;
     let sent = request;
     // Only a strong ETag names one version; a weak one (a collection's) cannot condition a write.
@@ -94,7 +103,14 @@ export class ConditionalCache {
     }
     const response = await next(sent);
     // Whatever the outcome, what was kept of this resource may be stale now: the next read fetches it whole.
-    for (const key of [...this.kept.keys()]) if (key.endsWith(` ${request.url}`)) this.kept.delete(key);
+    for (const key of [...this.kept.keys()]) if (key.endsWith(` ${resource}`)) this.kept.delete(key);
     return response;
   }
+}
+
+/** A URL with the unversioned `/api/` prefix (which the server serves as v1) written as `/api/v1/`: one resource, one key. */
+function resourceOf(url: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = parsed.pathname.replace(/^\/api\/(?!v\d+\/)/, '/api/v1/');
+  return parsed.href;
 }

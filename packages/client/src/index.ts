@@ -68,8 +68,10 @@ export interface ApiClient {
  * ```
  */
 export function createApiClient(options: ClientOptions): ApiClient {
-  const session = new AuthSession(options);
-  const etags = new ConditionalCache(options.etags ?? {}, () => callerOf(session));
+  // The answers kept for ETags end with the login: on logout, and when a refresh ends it (onLoggedOut).
+  let etags: ConditionalCache | undefined;
+  const session = new AuthSession({ ...options, onLoggedOut: (event) => (etags?.clear(), options.onLoggedOut?.(event)) });
+  etags = new ConditionalCache(options.etags ?? {}, () => callerOf(session));
   const rest = createOpenApiClient<paths>({ baseUrl: options.baseUrl, fetch: etags.fetch(session.fetch) });
   return {
     rest,
@@ -85,7 +87,10 @@ export function createApiClient(options: ClientOptions): ApiClient {
       get tokens() {
         return session.tokens;
       },
-      setTokens: (pair) => session.setTokens(pair),
+      setTokens: (pair) => {
+        if (!pair) etags?.clear();
+        session.setTokens(pair);
+      },
     },
   };
 }

@@ -105,12 +105,16 @@ export class PersistedDocuments {
    * the document the hash names. Undefined when a request carries neither: the door answers that as it always has.
    */
   resolve(params: DocumentParams): { query: string } | GraphQLError | undefined {
-    const text = typeof params.query === 'string' && params.query !== '' ? params.query : undefined;
-    if (text !== undefined) return this.trustedOnly ? this.idRequired() : { query: text };
+    const { query } = params;
+    if (query !== undefined && query !== null && query !== '') {
+      // A text (or a `query` of another type, which Yoga refuses as such: left to it outside allow-list mode).
+      if (this.trustedOnly) return this.idRequired();
+      return typeof query === 'string' ? { query } : undefined;
+    }
     const id = documentIdOf(params);
     if (id === undefined) return this.trustedOnly ? this.idRequired() : undefined;
-    const query = this.lookup(id);
-    return query === undefined ? this.notFound() : { query };
+    const listed = this.lookup(id);
+    return listed === undefined ? this.notFound() : { query: listed };
   }
 
   notFound(): GraphQLError {

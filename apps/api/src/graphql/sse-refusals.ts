@@ -12,8 +12,12 @@ const withCode = (error: GraphQLError, code: string) => (error.extensions.code ?
 
 /** The GraphQL parameters of a GET (query string) or a JSON POST, with the document they run (a text or a hash's). */
 function paramsOf(req: FastifyRequest, persisted: PersistedDocuments): { query: string; operationName?: string } | GraphQLError | undefined {
-  const source = (req.method === 'GET' ? parsedExtensions(req.query) : req.body) as (DocumentParams & { operationName?: unknown }) | undefined;
-  if (!source || typeof source !== 'object') return undefined;
+  const body = (req.method === 'GET' ? parsedExtensions(req.query) : req.body) as (DocumentParams & { operationName?: unknown }) | undefined;
+  // A batch is Yoga's to answer (its persisted-documents plugin judges each operation), as is a body that is no object.
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return undefined;
+  // A POST may name its document in the URL (`?documentId=`), as Yoga's plugin reads it too.
+  const urlDocumentId = (req.query as { documentId?: unknown } | undefined)?.documentId;
+  const source = req.method !== 'GET' && body.documentId === undefined && urlDocumentId !== undefined ? { ...body, documentId: urlDocumentId } : body;
   const document = persisted.resolve(source);
   if (!document || document instanceof GraphQLError) return document;
   return { query: document.query, ...(typeof source.operationName === 'string' ? { operationName: source.operationName } : {}) };

@@ -10,7 +10,7 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
 import { UndiciInstrumentation } from '@opentelemetry/instrumentation-undici';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, SimpleSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { AlwaysOnSampler, BatchSpanProcessor, SimpleSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
 import { PrismaInstrumentation } from '@prisma/instrumentation';
@@ -48,6 +48,10 @@ async function tracingPlugin(app: FastifyInstance, options: TracingOptions): Pro
     resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: options.serviceName, [ATTR_SERVICE_VERSION]: process.env.npm_package_version ?? '0.1.0' }),
     // Batched to the OTLP endpoint (the exporter reads OTEL_EXPORTER_OTLP_* itself); off the request path either way.
     spanProcessors: [options.exporter ? new SimpleSpanProcessor(options.exporter) : new BatchSpanProcessor(new OTLPTraceExporter())],
+    // Every request is traced, whatever the caller's `traceparent` says: the SDK's default follows the caller's sampled
+    // flag, so `…-00` would keep a request (its database and Redis calls included) out of the traces. The caller's
+    // trace is still continued. OTEL_TRACES_SAMPLER (e.g. a ratio) is the operator's choice and replaces this.
+    ...(process.env.OTEL_TRACES_SAMPLER ? {} : { sampler: new AlwaysOnSampler() }),
   });
   // The AsyncLocalStorage context manager (a span follows its request across awaits) and W3C trace context.
   provider.register({ propagator: new W3CTraceContextPropagator() });
