@@ -1,6 +1,7 @@
 // `pnpm contracts:check`: fails on stale generated code, a GraphQL root field without an access decision,
 // server/contract drift, or a breaking contract change.
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { authDecisionProblems, introspectionProblems } from './contracts/auth-decisions.js';
 import { generateContracts, repoRoot } from './contracts/generate.js';
@@ -46,11 +47,13 @@ await run('every GraphQL root type, root field and argument is described, and ea
 );
 
 const { buildApp } = await import('../apps/api/src/app.js');
-const { testConfig } = await import('../apps/api/test/support/config.js');
+const { loadConfig } = await import('../apps/api/src/config.js');
 const { operationHandlers } = await import('../apps/api/src/rest/operations.js');
 const { createTestDatabase } = await import('@users-posts/db/testing');
 const database = await createTestDatabase();
-const app = await buildApp(testConfig(), { database });
+// The app as `pnpm start` configures it (development secrets generated into a throwaway data directory), quiet.
+const dataDir = await mkdtemp(path.join(os.tmpdir(), 'contracts-check-'));
+const app = await buildApp(loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent' }), { database });
 try {
   await run('served GraphQL schema equals schema/schema.graphql', () => graphqlDrift(app, repoRoot));
   await run('REST routes match openapi/openapi.yaml', () =>
@@ -58,6 +61,7 @@ try {
   );
 } finally {
   await app.close();
+  await rm(dataDir, { recursive: true, force: true });
 }
 
 const baseRev = await defaultBaseRev(repoRoot);

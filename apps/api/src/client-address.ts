@@ -1,6 +1,7 @@
 // The client address behind `TRUST_PROXY`: one trust function for Fastify's `request.ip` and for raw WebSocket upgrades.
 import proxyAddr from '@fastify/proxy-addr';
 import { normalizeIP } from '@fastify/rate-limit';
+import type { FastifyRequest } from 'fastify';
 import type { IncomingMessage } from 'node:http';
 
 /**
@@ -24,4 +25,15 @@ export function addressResolver(trustProxy: boolean | number | string): (request
     const addresses = proxyAddr.all(request, trust);
     return normalizeIP(addresses[addresses.length - 1] ?? request.socket.remoteAddress ?? 'unknown');
   };
+}
+
+/** The client's address (IPv6 by /64, as @fastify/rate-limit does); `request.ip` honours TRUST_PROXY. */
+export const clientAddress = (request: FastifyRequest): string => normalizeIP(request.ip);
+
+/** The default bucket's client: the verified user, else the IP. */
+export function clientKey(request: FastifyRequest): string {
+  const principal = request.principal;
+  if (principal?.kind === 'user') return `user:${principal.userId}`;
+  const ip = clientAddress(request);
+  return principal?.kind === 'service' ? `service:${ip}` : `ip:${ip}`;
 }

@@ -1,11 +1,32 @@
 // Reads the environment once, validates it, and returns the typed Config the app is built from.
 import { envSchema } from 'env-schema';
 import path from 'node:path';
-import type { GraphQLLimits } from './graphql/limits.js';
-import type { PersistedDocumentsConfig } from './graphql/persisted-documents.js';
-import { parseOAuthProviders, type OAuthProviderConfig } from './auth/oauth-config.js';
+import { parseOAuthProviders, type OAuthProviderConfig } from './oauth-config.js';
 import { repoRoot } from './paths.js';
 import { resolveSecrets, type Secrets } from './secrets.js';
+
+/** GraphQL abuse limits (SPEC §2), applied by graphql/limits.ts and graphql/budget.ts. */
+export interface GraphQLLimits {
+  maxDepth: number;
+  maxAliases: number;
+  maxCost: number;
+  maxTokens: number;
+  maxDirectives: number;
+  /** Operations in one batched HTTP request. */
+  maxBatch: number;
+  /** Objects and list items one HTTP request (or one subscription event) may resolve (budget.ts). */
+  maxNodes: number;
+  /** Milliseconds one HTTP request (or one subscription event) may spend resolving (budget.ts). */
+  maxExecutionMs: number;
+}
+
+/** Trusted documents (graphql/persisted-documents.ts). */
+export interface PersistedDocumentsConfig {
+  /** `GRAPHQL_PERSISTED_DOCUMENTS`: the manifest (JSON) of the documents clients may send by hash. */
+  file?: string | undefined;
+  /** `GRAPHQL_TRUSTED_DOCUMENTS_ONLY`: only the manifest's documents run; a document sent as text is refused. */
+  trustedOnly: boolean;
+}
 
 export interface Config {
   nodeEnv: 'development' | 'test' | 'production';

@@ -90,7 +90,7 @@ describe('POST /api/v1/api-keys', () => {
     expect(await app.db.prisma.apiKey.count()).toBe(before);
   });
 
-  // Who may call is checked before contract validation (plugins/rest.ts).
+  // Who may call is checked before contract validation (rest/plugin.ts).
   it('refuses an anonymous caller with 401 even when the body is invalid (nothing about the contract is revealed)', async () => {
     expectUnauthenticated(await app.inject({ method: 'POST', url: '/api/v1/api-keys', payload: {} }));
   });

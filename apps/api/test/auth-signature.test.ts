@@ -12,13 +12,12 @@ const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b78
 
 let app: FastifyInstance;
 let clock: ManualClock;
-let admin: TestUser;
 let user: TestUser;
 
 beforeAll(async () => {
   clock = new ManualClock(Date.parse('2026-11-22T10:00:00Z'));
   app = await createAuthTestApp({ clock, config: { rateLimits: { loginMax: 1000, refreshMax: 1000 } } });
-  admin = await createUser(app, { email: 'root@example.com', role: 'ADMIN' });
+  await createUser(app, { email: 'root@example.com', role: 'ADMIN' });
   user = await createUser(app, { email: 'ursula@example.com' });
 });
 afterAll(() => app.close());

@@ -69,9 +69,8 @@ export interface ApiClient {
  */
 export function createApiClient(options: ClientOptions): ApiClient {
   // The answers kept for ETags end with the login: on logout, and when a refresh ends it (onLoggedOut).
-  let etags: ConditionalCache | undefined;
-  const session = new AuthSession({ ...options, onLoggedOut: (event) => (etags?.clear(), options.onLoggedOut?.(event)) });
-  etags = new ConditionalCache(options.etags ?? {}, () => callerOf(session));
+  const etags = new ConditionalCache(options.etags ?? {}, () => callerOf(session));
+  const session = new AuthSession({ ...options, onLoggedOut: (event) => (etags.clear(), options.onLoggedOut?.(event)) });
   const rest = createOpenApiClient<paths>({ baseUrl: options.baseUrl, fetch: etags.fetch(session.fetch) });
   return {
     rest,
@@ -88,7 +87,7 @@ export function createApiClient(options: ClientOptions): ApiClient {
         return session.tokens;
       },
       setTokens: (pair) => {
-        if (!pair) etags?.clear();
+        if (!pair) etags.clear();
         session.setTokens(pair);
       },
     },

@@ -2,7 +2,7 @@
 //
 // Why: Prisma 7's client builds, plans and interprets every query on the main thread and then maps its rows; for a
 // read by primary key that is most of the request's CPU (measured: the by-id read through the driver instead of
-// `findUnique` cut CPU per request by ~40 % on GraphQL and ~58 % on REST, see ../shared/notes/performance.md).
+// `findUnique` cut CPU per request by ~40 % on GraphQL and ~58 % on REST, see docs/performance.md).
 // The driver adapter is Prisma's own layer under the client: it converts the driver's values the way the client
 // expects them, owns the connections, and is what statement counting taps. Written by hand (a few lines): no kept
 // library turns an adapter's result set into model-shaped objects.

@@ -6,8 +6,8 @@ import type { Clock } from './clock.js';
 import { TokenCodec } from './jwt.js';
 import { RefreshTokenService } from './refresh-tokens.js';
 import { SessionService } from './sessions.js';
-import type { NonceStore } from './stores/nonce-store.js';
-import type { RevocationStore } from './stores/revocation-store.js';
+import type { NonceStore } from '../shared-state/nonces/store.js';
+import type { RevocationStore } from '../shared-state/revocations/store.js';
 
 export interface IdentityStores {
   revocations: RevocationStore;

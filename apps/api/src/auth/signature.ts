@@ -2,7 +2,7 @@
 import { createHmac } from 'node:crypto';
 import { AppError } from '../errors.js';
 import { safeEqual, sha256 } from './hashing.js';
-import type { NonceStore } from './stores/nonce-store.js';
+import type { NonceStore } from '../shared-state/nonces/store.js';
 
 export const SIGNATURE_WINDOW_MS = 5 * 60 * 1000;
 const SIGNATURE_PARAMS = ['timestamp', 'nonce', 'signature'] as const;

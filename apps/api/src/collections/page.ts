@@ -1,7 +1,7 @@
 // Runs a parsed collection query against one table through the SQL reader: filters, search, ordering, keyset cursors, totals.
 //
 // Why SQL and not the Prisma client: a page is the hottest REST read, and Prisma 7's client plans, interprets and maps
-// every findMany/count on the main thread (~55 % of a page request's CPU, ../shared/notes/performance.md). The
+// every findMany/count on the main thread (~55 % of a page request's CPU, docs/performance.md). The
 // statements are built here from fixed fragments (table, columns, operators) and numbered parameters only: no value
 // of a request is ever part of the SQL text. Written by hand: no kept library speaks the driver adapter.
 import type { SqlArg, SqlReader } from '@users-posts/db';

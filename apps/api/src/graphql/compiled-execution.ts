@@ -35,7 +35,7 @@
 // from the same source, which a server does not do.
 //
 // Written by hand: @envelop/graphql-jit compiles and runs the compiled function, but has none of these guards.
-import { getOperationAST, getVariableValues, Kind, type DocumentNode, type ExecutionArgs, type FragmentDefinitionNode, type OperationDefinitionNode, type SelectionSetNode, type ValueNode } from 'graphql';
+import { getVariableValues, Kind, type DocumentNode, type ExecutionArgs, type FragmentDefinitionNode, type OperationDefinitionNode, type SelectionSetNode, type ValueNode } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import type { Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';

@@ -2,6 +2,7 @@
 import { isDatabaseUnavailableError } from '@users-posts/db';
 import type { FastifyRequest } from 'fastify';
 import { GraphQLError } from 'graphql';
+import type { YogaServerInstance } from 'graphql-yoga';
 import type { Principal } from '../auth/principal.js';
 import type { Services } from '../services/index.js';
 import { createLoaders, type Loaders } from './loaders.js';
@@ -39,3 +40,10 @@ export function withUnreachableDatabase(context: GraphQLContext, cause: unknown)
   const services = Object.fromEntries(Object.entries(context.services).map(([name, service]) => [name, failing(service as object)])) as unknown as Services;
   return { ...context, services, loaders: createLoaders(services) };
 }
+
+/**
+ * Yoga's server whatever its server context: the fast path, the SSE preflight and the WebSocket door only call its
+ * `getEnveloped` (Yoga's context parameters are invariant, so no narrower type accepts the door's own instance).
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
+export type AnyYoga = YogaServerInstance<any, any>;

@@ -3,7 +3,7 @@
 //
 // Why: for a small query, Yoga's fetch-API adaptation (a Request built from Node's, its body re-read, the plugin
 // chain of request hooks, a Response piped back) cost more than executing it (measured −22.5 % CPU per request on
-// `user(id)`, ../shared/notes/performance.md). The envelop functions are the same ones Yoga and the WebSocket door
+// `user(id)`, docs/performance.md). The envelop functions are the same ones Yoga and the WebSocket door
 // use, so every envelop plugin (graphql-armor limits, the work budget, masked errors, @auth) applies unchanged; the
 // status code, content type and body come from Yoga's exported `processRegularResult`. Whatever this path does not
 // reproduce exactly (GET, batches, other content types, an Accept served by SSE or multipart, extensions other than a
@@ -11,7 +11,8 @@
 // subscriptions) is declined before anything runs, and Yoga's handler answers it as before. Written by hand: Yoga offers no public "handle parsed params" entry point.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { getOperationAST, GraphQLError, type DocumentNode } from 'graphql';
-import { createGraphQLError, processRegularResult, type YogaServerInstance } from 'graphql-yoga';
+import { createGraphQLError, processRegularResult } from 'graphql-yoga';
+import type { AnyYoga } from './context.js';
 import { COMPILABLE_REQUEST } from './compiled-execution.js';
 import type { PersistedDocuments } from './persisted-documents.js';
 
@@ -85,7 +86,7 @@ export type FastPath = (req: FastifyRequest, reply: FastifyReply) => Promise<boo
 /** Answers `req` on the fast path, or declines (false) before anything runs. */
 export function graphqlFastPath(
   // Any server context (the route passes Fastify's request and reply, as to Yoga's handler).
-  yoga: YogaServerInstance<any, any>,
+  yoga: AnyYoga,
   /** Yoga's `maskedErrors.maskError` with its message and isDev applied, as its handler calls it. */
   options: { maskError: (error: unknown) => Error; persisted: PersistedDocuments },
 ): FastPath {

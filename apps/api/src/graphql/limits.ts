@@ -3,20 +3,8 @@ import { EnvelopArmor } from '@escape.tech/graphql-armor';
 import type { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { workLimitPlugin } from './budget.js';
+import type { GraphQLLimits } from '../config.js';
 
-export interface GraphQLLimits {
-  maxDepth: number;
-  maxAliases: number;
-  maxCost: number;
-  maxTokens: number;
-  maxDirectives: number;
-  /** Operations in one batched HTTP request. */
-  maxBatch: number;
-  /** Objects and list items one HTTP request (or one subscription event) may resolve (budget.ts). */
-  maxNodes: number;
-  /** Milliseconds one HTTP request (or one subscription event) may spend resolving (budget.ts). */
-  maxExecutionMs: number;
-}
 
 export const DEFAULT_GRAPHQL_LIMITS: GraphQLLimits = {
   maxDepth: 10,

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
 import { GraphQLError } from 'graphql';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
+import type { PersistedDocumentsConfig } from '../config.js';
 
 /**
  * The `extensions.code` of each refusal. The first is Apollo's APQ code, on which its clients (and ours) send the
@@ -21,12 +22,6 @@ export const PERSISTED_DOCUMENT_CODES = {
   idRequired: 'PERSISTED_QUERY_ID_REQUIRED',
 } as const;
 
-export interface PersistedDocumentsConfig {
-  /** `GRAPHQL_PERSISTED_DOCUMENTS`: the manifest (JSON) of the documents clients may send by hash. */
-  file?: string | undefined;
-  /** `GRAPHQL_TRUSTED_DOCUMENTS_ONLY`: only the manifest's documents run; a document sent as text is refused. */
-  trustedOnly: boolean;
-}
 
 /** What a request names: GraphQL-over-HTTP's `documentId`, Apollo APQ's extension and the document's text. */
 export interface DocumentParams {

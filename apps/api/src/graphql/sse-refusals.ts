@@ -4,7 +4,7 @@
 // reservation (`PUT`) is refused with 405 naming what is served. Written by hand: Yoga streams such errors as events.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GraphQLError, type DocumentNode } from 'graphql';
-import type { YogaServerInstance } from 'graphql-yoga';
+import type { AnyYoga } from './context.js';
 import type { DocumentParams, PersistedDocuments } from './persisted-documents.js';
 
 const isGraphQLError = (error: unknown): error is GraphQLError => error instanceof GraphQLError;
@@ -38,7 +38,7 @@ function parsedExtensions(query: unknown): unknown {
  * For a request that asks for an event stream: the errors of its document (a hash not listed, a text refused by the
  * allow-list mode, a document that does not parse or validate), or undefined when it may run.
  */
-export function sseDocumentErrors(yoga: YogaServerInstance<any, any>, req: FastifyRequest, reply: FastifyReply, persisted: PersistedDocuments): GraphQLError[] | undefined {
+export function sseDocumentErrors(yoga: AnyYoga, req: FastifyRequest, reply: FastifyReply, persisted: PersistedDocuments): GraphQLError[] | undefined {
   if (!req.headers.accept?.includes('text/event-stream')) return undefined;
   const params = paramsOf(req, persisted);
   if (!params) return undefined; // Yoga answers a request without a query itself (400)

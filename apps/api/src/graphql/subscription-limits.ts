@@ -94,7 +94,7 @@ export function clientKeyOf(principal: Principal, address: string): string {
 export const SUBSCRIBERS_PER_TURN = 8;
 
 let startedThisTurn = 0;
-let waiting: (() => void)[] = [];
+const waiting: (() => void)[] = [];
 let turnScheduled = false;
 
 function nextTurn(): void {

@@ -38,7 +38,8 @@ import type { FastifyBaseLogger } from 'fastify';
 import { getOperationAST, GraphQLError, type DocumentNode, type ExecutionArgs } from 'graphql';
 import { CloseCode, type ConnectionInitMessage, type OperationResult, type SubscribePayload } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
-import { isAsyncIterable, Repeater, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import { isAsyncIterable, Repeater, type Plugin } from 'graphql-yoga';
+import type { AnyYoga } from './context.js';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
@@ -81,7 +82,7 @@ export interface GraphQLWebSocketOptions {
   /** The GraphQL path; upgrades to any other path get 404. */
   path: string;
   /** Any server context: only `getEnveloped` is used. */
-  yoga: YogaServerInstance<any, any>;
+  yoga: AnyYoga;
   /** The registered documents and the allow-list mode (Yoga's onParams, where its plugin works, is not run here). */
   persisted: PersistedDocuments;
   identity: Identity;

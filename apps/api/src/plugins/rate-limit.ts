@@ -14,25 +14,12 @@
 // Requests that fail before that point (bad credentials → 401, body too large → 413, malformed JSON, unknown
 // version) are counted in `onSend` against the default bucket by IP, so they carry the headers too and repeated
 // failures (e.g. credential guessing) still use up the caller's quota.
-import rateLimit, { normalizeIP } from '@fastify/rate-limit';
+import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { clientKey } from '../client-address.js';
 import { AppError } from '../errors.js';
-
-/** A rate-limit bucket: `max` requests per `windowMs` for each client key. */
-export interface RateBucket {
-  /** Prefix of the bucket's counter keys (distinct per bucket). */
-  name: string;
-  max: number;
-  windowMs: number;
-  /** The client within the bucket (called once body parsing and authentication are done). */
-  key: (request: FastifyRequest) => string;
-  /**
-   * `'failure'`: only answers with this status (401 for login) use up the bucket; a request is still refused while the
-   * bucket is exceeded. Default: every request counts.
-   */
-  countOnlyStatus?: number;
-}
+import type { RateBucket } from '../rate-bucket.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -68,17 +55,6 @@ const kFixedKey = Symbol('rateLimitKey');
 const kHeld = Symbol('rateLimitHeld');
 type CountedRequest = FastifyRequest & { [kStates]?: BucketState[]; [kHeld]?: string[] };
 type KeyedRequest = FastifyRequest & { [kFixedKey]?: string };
-
-/** The client's address (IPv6 by /64, as @fastify/rate-limit does); `request.ip` honours TRUST_PROXY. */
-export const clientAddress = (request: FastifyRequest): string => normalizeIP(request.ip);
-
-/** The default bucket's client: the verified user, else the IP. */
-export function clientKey(request: FastifyRequest): string {
-  const principal = request.principal;
-  if (principal?.kind === 'user') return `user:${principal.userId}`;
-  const ip = clientAddress(request);
-  return principal?.kind === 'service' ? `service:${ip}` : `ip:${ip}`;
-}
 
 const seconds = (ms: number) => Math.max(0, Math.ceil(ms / 1000));
 

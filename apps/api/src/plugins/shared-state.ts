@@ -13,13 +13,14 @@
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { IdentityStores } from '../auth/identity.js';
-import { MemoryNonceStore } from '../auth/stores/nonce-store.js';
-import { RedisNonceStore } from '../auth/stores/redis-nonce-store.js';
-import { RedisRevocationStore } from '../auth/stores/redis-revocation-store.js';
-import { MemoryRevocationStore } from '../auth/stores/revocation-store.js';
-import { createEventBus, type EventBus } from '../services/events.js';
+import type { EventBus } from '../shared-state/events/bus.js';
+import { createMemoryEventBus } from '../shared-state/events/memory.js';
+import { createRedisEventBus } from '../shared-state/events/redis.js';
+import { MemoryNonceStore } from '../shared-state/nonces/memory.js';
+import { RedisNonceStore } from '../shared-state/nonces/redis.js';
 import { openRedis, type RedisConnection } from '../shared-state/redis-connection.js';
-import { createRedisEventBus } from '../shared-state/redis-event-bus.js';
+import { MemoryRevocationStore } from '../shared-state/revocations/memory.js';
+import { RedisRevocationStore } from '../shared-state/revocations/redis.js';
 
 export interface SharedState {
   kind: 'memory' | 'redis';
@@ -42,7 +43,7 @@ async function sharedStatePlugin(app: FastifyInstance): Promise<void> {
       kind: 'memory',
       redis: undefined,
       stores: { revocations: new MemoryRevocationStore(), nonces: new MemoryNonceStore() },
-      events: createEventBus(),
+      events: createMemoryEventBus(),
     } satisfies SharedState);
     return;
   }

@@ -6,20 +6,17 @@
 // `Accept: application/vnd.api.v2+json`) is refused the same way, not ignored. Those are noted on the raw request by
 // the rewrite and thrown by an `onRequest` hook, so they answer in the error envelope like every failure.
 // The answers of the contract's routes carry the vendor media type when the request's Accept prefers it
-// (`answerInVendorMediaType`, registered on those routes by plugins/rest.ts).
+// (`answerInVendorMediaType` of rest/media-type.ts, registered on those routes by rest/plugin.ts).
 import type { IncomingMessage } from 'node:http';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import Negotiator from 'negotiator';
 import { AppError } from '../errors.js';
+import { CURRENT_VERSION } from '../rest/media-type.js';
 
-export const CURRENT_VERSION = 1;
 
 const VERSIONED = /^\/api\/v\d+(?:\/|$)/;
 const UNVERSIONED = /^\/api(?:\/|$)/;
 const VENDOR_MEDIA_TYPE = /^application\/vnd\.api\.v([^+;\s]*)\+json$/i;
-/** The media type of this version's answers, as the contract lists it beside application/json. */
-export const CURRENT_MEDIA_TYPE = `application/vnd.api.v${CURRENT_VERSION}+json`;
 
 const kVersionError = Symbol('versionError');
 type VersionedRequest = IncomingMessage & { [kVersionError]?: AppError };
@@ -86,27 +83,6 @@ function noteConflict(request: VersionedRequest, requested: string[], media: str
       `The path is /api/v${CURRENT_VERSION} but Accept asks for application/vnd.api.v${media[0]}+json`,
     );
   }
-}
-
-/**
- * `onSend` of the contract's routes: a JSON answer is labelled `application/vnd.api.v1+json` when the request's Accept
- * prefers that to `application/json` (negotiator, as Express's `accepts`: quality, then specificity, then order), so
- * a client that asked for the vendor type gets the type it asked for. The body is the same; an Accept without a
- * vendor type costs one substring test.
- */
-export function answerInVendorMediaType(request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void): void {
-  // The answer's type depends on Accept: shared caches must key on it (appended: CORS may have set `Vary: Origin`).
-  const vary = reply.getHeader('vary');
-  reply.header('vary', vary ? `${String(vary)}, Accept` : 'Accept');
-  const accept = request.headers.accept?.toLowerCase();
-  if (accept?.includes('vnd.api.') && String(reply.getHeader('content-type') ?? '').startsWith('application/json')) {
-    // Parameters (`; charset=utf-8`) dropped, as the versioning above reads the type: negotiator would otherwise
-    // require them on the offered type too. Quality values stay.
-    const bare = accept.replace(/;\s*(?!q=)[^;,]*/g, '');
-    const preferred = new Negotiator({ headers: { accept: bare } }).mediaType(['application/json', CURRENT_MEDIA_TYPE]);
-    if (preferred === CURRENT_MEDIA_TYPE) reply.header('content-type', `${CURRENT_MEDIA_TYPE}; charset=utf-8`);
-  }
-  done(null, payload);
 }
 
 async function versioningPlugin(app: FastifyInstance): Promise<void> {

@@ -2,7 +2,8 @@
 // (counted on top of the default bucket by plugins/rate-limit.ts, which writes the most restrictive one in the headers).
 import type { OperationId } from '@users-posts/contracts';
 import type { FastifyInstance, FastifyRequest, RouteShorthandOptions } from 'fastify';
-import { clientAddress, type RateBucket } from '../plugins/rate-limit.js';
+import { clientAddress } from '../client-address.js';
+import type { RateBucket } from '../rate-bucket.js';
 import type { Config } from '../config.js';
 
 const MINUTE_MS = 60_000;

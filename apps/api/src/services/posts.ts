@@ -5,7 +5,7 @@ import { decodeCursor, encodeCursor } from '../collections/cursor.js';
 import { findPage, type PageResult, type PageSource } from '../collections/page.js';
 import type { CollectionQuery } from '../collections/query.js';
 import { AppError } from '../errors.js';
-import type { EventBus } from './events.js';
+import type { EventBus } from '../shared-state/events/bus.js';
 import { parseId } from './ids.js';
 import { translatePrismaError } from './prisma-errors.js';
 import { LIST_MAX, type Window } from './users.js';

@@ -2,7 +2,6 @@
 import { createTestDatabase } from '@users-posts/db/testing';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
-import type { Config } from '../../src/config.js';
 import { testConfig, type TestConfigOverrides } from './config.js';
 
 export async function createTestApp(overrides: TestConfigOverrides = {}): Promise<FastifyInstance> {

@@ -8,7 +8,6 @@ import { buildApp } from '../../src/app.js';
 import type { Clock } from '../../src/auth/clock.js';
 import { hashPassword } from '../../src/auth/passwords.js';
 import { sign } from '../../src/auth/signature.js';
-import type { Config } from '../../src/config.js';
 import { testConfig, type TestConfigOverrides } from './config.js';
 
 export const PASSWORD = 'correct horse battery staple';

@@ -3,16 +3,16 @@ import type { OperationHandler, OperationId } from '@users-posts/contracts';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import openapiGlue from 'fastify-openapi-glue';
-import type { RestContext } from '../rest/context.js';
-import { openapiDocument } from '../rest/contract.js';
-import { operationHandlers } from '../rest/operations.js';
-import { collectionEtag } from '../rest/conditional.js';
-import { claimIdempotencyKey, IDEMPOTENCY_HEADER, purgeExpiredIdempotencyRecords, recordIdempotentAnswer } from '../rest/idempotency.js';
-import { checkBody, operationBodies } from '../rest/request-body.js';
-import { enforce, operationRequirements } from '../rest/requirements.js';
-import { routeOptions } from '../rest/route-options.js';
-import { createValidatorCompiler } from '../rest/validator-compiler.js';
-import { answerInVendorMediaType, CURRENT_MEDIA_TYPE } from './versioning.js';
+import type { RestContext } from './context.js';
+import { openapiDocument } from './contract.js';
+import { operationHandlers } from './operations.js';
+import { collectionEtag } from './conditional.js';
+import { claimIdempotencyKey, IDEMPOTENCY_HEADER, purgeExpiredIdempotencyRecords, recordIdempotentAnswer } from './idempotency.js';
+import { checkBody, operationBodies } from './request-body.js';
+import { enforce, operationRequirements } from './requirements.js';
+import { routeOptions } from './route-options.js';
+import { createValidatorCompiler } from './validator-compiler.js';
+import { answerInVendorMediaType, CURRENT_MEDIA_TYPE } from './media-type.js';
 
 type AnyHandler = OperationHandler<OperationId, RestContext>;
 
@@ -114,4 +114,4 @@ async function restPlugin(app: FastifyInstance): Promise<void> {
   });
 }
 
-export default fp(restPlugin, { name: 'rest', dependencies: ['database', 'error-handler'] });
+export default fp(restPlugin, { name: 'rest', dependencies: ['database', 'error-handler', 'auth'] });

@@ -1,10 +1,5 @@
-// The access-token blocklist (by jti, until the token's own expiry): in memory now, Redis behind the same interface later.
-
-export interface RevocationStore {
-  /** Blocks `jti` until `expiresAtMs` (after which the token is expired anyway). */
-  revoke(jti: string, expiresAtMs: number): Promise<void>;
-  isRevoked(jti: string, nowMs: number): Promise<boolean>;
-}
+// The blocklist in this process's memory (one instance).
+import type { RevocationStore } from './store.js';
 
 /** One process only: entries are dropped lazily once expired. */
 export class MemoryRevocationStore implements RevocationStore {

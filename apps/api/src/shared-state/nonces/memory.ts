@@ -1,9 +1,5 @@
-// Seen signed-request nonces (replay protection): in memory now, Redis behind the same interface later.
-
-export interface NonceStore {
-  /** Records `nonce`; false when it was already seen within its lifetime (a replay). */
-  claim(nonce: string, ttlMs: number, nowMs: number): Promise<boolean>;
-}
+// Seen nonces in this process's memory (one instance), expired entries swept as new ones come.
+import type { NonceStore } from './store.js';
 
 export class MemoryNonceStore implements NonceStore {
   private readonly seen = new Map<string, number>();

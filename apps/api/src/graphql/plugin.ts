@@ -1,19 +1,19 @@
-// Mounts GraphQL Yoga on Fastify at /graphql (POST, GET, SSE subscriptions, GraphiQL for browsers) and graphql-ws on its upgrades.
+// The GraphQL door's wiring: mounts GraphQL Yoga on Fastify at /graphql (POST, GET, SSE subscriptions, GraphiQL for browsers) and graphql-ws on its upgrades.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { createGraphQLError, createYoga, type Plugin } from 'graphql-yoga';
-import { compiledExecutionPlugin } from '../graphql/compiled-execution.js';
-import { createGraphQLContext, databaseUnavailableAmong, withUnreachableDatabase, type GraphQLContext } from '../graphql/context.js';
-import { maskError } from '../graphql/errors.js';
-import { graphqlFastPath } from '../graphql/http-fast-path.js';
-import { limitPlugins } from '../graphql/limits.js';
-import { PersistedDocuments } from '../graphql/persisted-documents.js';
-import { errorForClient, SINGLE_CONNECTION_REFUSAL, sseDocumentErrors } from '../graphql/sse-refusals.js';
-import { buildGraphQLSchema } from '../graphql/schema.js';
-import { addressResolver } from '../client-address.js';
-import { CAP_RETRY_AFTER_SECONDS, capMessage, SubscriptionCaps } from '../graphql/subscription-limits.js';
-import { serveGraphQLOverWebSocket, subscriptionStreams, type WebSocketServerContext } from '../graphql/websocket.js';
-import { clientKey } from './rate-limit.js';
+import { compiledExecutionPlugin } from './compiled-execution.js';
+import { createGraphQLContext, databaseUnavailableAmong, withUnreachableDatabase, type GraphQLContext } from './context.js';
+import { maskError } from './errors.js';
+import { graphqlFastPath } from './http-fast-path.js';
+import { limitPlugins } from './limits.js';
+import { PersistedDocuments } from './persisted-documents.js';
+import { errorForClient, SINGLE_CONNECTION_REFUSAL, sseDocumentErrors } from './sse-refusals.js';
+import { buildGraphQLSchema } from './schema.js';
+import { addressResolver, clientKey } from '../client-address.js';
+import { CAP_RETRY_AFTER_SECONDS, capMessage, SubscriptionCaps } from './subscription-limits.js';
+import { serveGraphQLOverWebSocket, subscriptionStreams, type WebSocketServerContext } from './websocket.js';
+
 
 /**
  * What GraphiQL opens with: a query that answers at once, and how to send a token (no default Authorization header:

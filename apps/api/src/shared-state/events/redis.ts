@@ -10,8 +10,9 @@ import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
 import type { FastifyBaseLogger } from 'fastify';
 import { createPubSub, type PubSubEvent } from 'graphql-yoga';
 import type { Redis } from 'ioredis';
-import type { DomainEvents, EventBus } from '../services/events.js';
-import { REDIS_NAMESPACE, type RedisConnection } from './redis-connection.js';
+import { REDIS_NAMESPACE, type RedisConnection } from '../redis-connection.js';
+import type { DomainEvents, EventBus } from './bus.js';
+import { asEventBus } from './memory.js';
 
 const DATE_FIELDS = new Set(['createdAt', 'updatedAt']);
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
@@ -56,5 +57,5 @@ export function createRedisEventBus(redis: RedisConnection, log: FastifyBaseLogg
     subscribeClient: subscribeClient as unknown as Redis,
     serializer: eventSerializer,
   });
-  return createPubSub<DomainEvents>({ eventTarget });
+  return asEventBus(createPubSub<DomainEvents>({ eventTarget }));
 }

@@ -1,0 +1,17 @@
+// The shape of a rate-limit bucket, shared by the limiter (plugins/rate-limit.ts) and the routes that declare buckets.
+import type { FastifyRequest } from 'fastify';
+
+/** A rate-limit bucket: `max` requests per `windowMs` for each client key. */
+export interface RateBucket {
+  /** Prefix of the bucket's counter keys (distinct per bucket). */
+  name: string;
+  max: number;
+  windowMs: number;
+  /** The client within the bucket (called once body parsing and authentication are done). */
+  key: (request: FastifyRequest) => string;
+  /**
+   * `'failure'`: only answers with this status (401 for login) use up the bucket; a request is still refused while the
+   * bucket is exceeded. Default: every request counts.
+   */
+  countOnlyStatus?: number;
+}
