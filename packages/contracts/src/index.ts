@@ -1,5 +1,5 @@
-// Public surface of the contracts package: generated GraphQL/REST types and typed helpers over them.
+// Public surface of the contracts package: the GraphQL schema's types, the REST types, and typed helpers over them.
+// Nothing of ours beyond the contracts: the server's resolver signatures (mapped to its Prisma rows) live in the server.
 export type * from './generated/graphql.js';
 export type { paths, components, operations } from './generated/openapi.js';
 export type * from './rest.js';
-export type { GraphQLContext } from './graphql-context.js';

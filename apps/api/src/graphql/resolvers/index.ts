@@ -1,5 +1,5 @@
 // Every resolver of schema.graphql, typed by the generated `Resolvers` signature.
-import type { Resolvers } from '@users-posts/contracts';
+import type { Resolvers } from '../generated/resolvers.js';
 import type { GraphQLContext } from '../context.js';
 import { Mutation } from './mutation.js';
 import { Post } from './post.js';

@@ -1,5 +1,5 @@
 // Query root resolvers: thin calls into the domain services.
-import type { QueryResolvers } from '@users-posts/contracts';
+import type { QueryResolvers } from '../generated/resolvers.js';
 import { requireUser } from '../../auth/principal.js';
 import { AppError } from '../../errors.js';
 import { windowArgs } from '../arguments.js';

@@ -1,5 +1,5 @@
 // Subscription root: postCreated streams every post created through either door, from the domain event bus.
-import type { SubscriptionResolvers } from '@users-posts/contracts';
+import type { SubscriptionResolvers } from '../generated/resolvers.js';
 import type { Post } from '@users-posts/db';
 import type { Services } from '../../services/index.js';
 import type { GraphQLContext } from '../context.js';

@@ -1,6 +1,6 @@
 // User field resolvers: relations through DataLoaders, timestamps as ISO-8601.
 import type { Post } from '@users-posts/db';
-import type { UserResolvers } from '@users-posts/contracts';
+import type { UserResolvers } from '../generated/resolvers.js';
 import { isPostReadableField, type PostReadableField } from '../../services/posts.js';
 import type { GraphQLContext } from '../context.js';
 import { selectedFieldNames } from '../selection.js';
