@@ -19,7 +19,7 @@ export default [
   },
   {
     // Tests poke at JSON answers and documents whose shapes are what they check.
-    files: ['**/test/**/*.ts', 'scripts/test/**/*.ts'],
+    files: ['**/test/**/*.ts', 'scripts/test/**/*.ts', '**/src/**/*.test.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
   {

@@ -26,7 +26,8 @@ export default {
   },
   // Sources import siblings as `./x.js` (NodeNext); map them back to the .ts files.
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
-  testMatch: ['<rootDir>/{apps,packages,scripts}/**/test/**/*.test.ts'],
+  // HTTP and process suites in each package's test/; unit tests of pure modules beside them in src/ (x.test.ts).
+  testMatch: ['<rootDir>/{apps,packages,scripts}/**/test/**/*.test.ts', '<rootDir>/{apps,packages}/*/src/**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/'],
   testTimeout: 60000,
 };

@@ -1,7 +1,7 @@
 // API keys: `upk_<prefix>_<secret>`, shown once at creation, stored as a SHA-256 hash next to the visible prefix.
 import type { ApiKey, PrismaClient } from '@users-posts/db';
 import { randomBytes } from 'node:crypto';
-import { AppError } from '../errors.js';
+import { AppError } from '../errors/app-error.js';
 import type { Clock } from './clock.js';
 import { randomSecret, sha256 } from './hashing.js';
 

@@ -1,7 +1,7 @@
 // Resolves a request's credentials (signature, Bearer, api_key, sid cookie — in that order) to one Principal.
 import type { Database, PrismaClient } from '@users-posts/db';
 import type { FastifyRequest } from 'fastify';
-import { AppError } from '../errors.js';
+import { AppError } from '../errors/app-error.js';
 import type { Identity } from './identity.js';
 import { anonymous, type Principal } from './principal.js';
 import { SESSION_COOKIE } from './sessions.js';

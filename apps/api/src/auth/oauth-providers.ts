@@ -1,6 +1,6 @@
 // The configured OpenID Connect providers, each with its discovered openid-client Configuration (cached per provider).
 import * as oidc from 'openid-client';
-import { AppError } from '../errors.js';
+import { AppError } from '../errors/app-error.js';
 import { isLoopbackUrl, type OAuthProviderConfig } from '../oauth-config.js';
 import { discoveryError } from './oauth-errors.js';
 

@@ -1,6 +1,6 @@
 // Who is calling: resolved once per request, then asked by every protected REST route and GraphQL field.
 import type { Role } from '@users-posts/db';
-import { AppError } from '../errors.js';
+import { AppError } from '../errors/app-error.js';
 
 export type CredentialKind = 'bearer' | 'session' | 'api_key' | 'signature';
 

@@ -1,7 +1,7 @@
 // Opaque keyset cursors: the full sort tuple (field, direction, value, id) plus a fingerprint of the listing that issued
 // them (collection, sort, filters, search), so pages never skip or repeat and a cursor is refused anywhere else (SPEC §4).
 import { createHash } from 'node:crypto';
-import { AppError } from '../errors.js';
+import { AppError } from '../errors/app-error.js';
 import { isStorableText } from '../services/validation.js';
 import type { SortDirection } from './query.js';
 

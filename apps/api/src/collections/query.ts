@@ -1,5 +1,5 @@
 // Parses the collection conventions of SPEC §4 (paging mode, sort syntaxes, fields, search) once for every list.
-import { AppError } from '../errors.js';
+import { AppError } from '../errors/app-error.js';
 import { isStorableText } from '../services/validation.js';
 
 export const DEFAULT_PAGE_SIZE = 20;

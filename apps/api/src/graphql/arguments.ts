@@ -1,5 +1,5 @@
 // Validation of GraphQL arguments the schema types cannot express (ranges), as BAD_USER_INPUT errors.
-import { AppError, type FieldError } from '../errors.js';
+import { AppError, type FieldError } from '../errors/app-error.js';
 import type { Window } from '../services/users.js';
 
 const MAX_PAGE = 100;

@@ -22,6 +22,7 @@ import {
 } from 'graphql';
 import { createGraphQLError, isAsyncIterable, type Plugin } from 'graphql-yoga';
 import { operationCost } from './cost.js';
+import { GraphQLOnlyCodes } from '../errors/app-error.js';
 
 export interface WorkLimits {
   maxCost: number;
@@ -72,7 +73,7 @@ interface RequestUsage {
 const usageByRequest = new WeakMap<object, RequestUsage>();
 
 export function tooComplex(message: string): GraphQLError {
-  return createGraphQLError(message, { extensions: { code: 'QUERY_TOO_COMPLEX', http: { status: 400 } } });
+  return createGraphQLError(message, { extensions: { code: GraphQLOnlyCodes.QUERY_TOO_COMPLEX, http: { status: 400 } } });
 }
 
 const newBudget = (limits: WorkLimits): Budget => ({ nodesLeft: limits.maxNodes, deadline: Date.now() + limits.maxExecutionMs, sinceYield: 0 });

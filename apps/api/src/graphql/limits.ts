@@ -4,6 +4,7 @@ import type { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { workLimitPlugin } from './budget.js';
 import type { GraphQLLimits } from '../config.js';
+import { GraphQLOnlyCodes } from '../errors/app-error.js';
 
 
 export const DEFAULT_GRAPHQL_LIMITS: GraphQLLimits = {
@@ -19,7 +20,7 @@ export const DEFAULT_GRAPHQL_LIMITS: GraphQLLimits = {
 
 /** Every armor rejection carries one stable code clients can branch on, and is a 400 like any invalid document. */
 function markTooComplex(_context: unknown, error: GraphQLError): void {
-  Object.assign(error.extensions, { code: 'QUERY_TOO_COMPLEX', http: { status: 400 } });
+  Object.assign(error.extensions, { code: GraphQLOnlyCodes.QUERY_TOO_COMPLEX, http: { status: 400 } });
 }
 
 /**

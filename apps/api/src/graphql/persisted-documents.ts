@@ -7,19 +7,16 @@ import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operation
 import { GraphQLError } from 'graphql';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 import type { PersistedDocumentsConfig } from '../config.js';
+import { GraphQLOnlyCodes } from '../errors/app-error.js';
 
-/**
- * The `extensions.code` of each refusal. The first is Apollo's APQ code, on which its clients (and ours) send the
- * document whole; the other two are those of Apollo Router's safelisting and of Yoga's plugin, where sending the text
- * would be refused as well.
- */
+/** The `extensions.code` of each refusal, from the error table (errors/app-error.ts says whose codes they are). */
 export const PERSISTED_DOCUMENT_CODES = {
   /** A hash the manifest does not list, when documents may also be sent as text. */
-  notFound: 'PERSISTED_QUERY_NOT_FOUND',
+  notFound: GraphQLOnlyCodes.PERSISTED_QUERY_NOT_FOUND,
   /** A hash the manifest does not list, in allow-list mode. */
-  notInList: 'PERSISTED_QUERY_NOT_IN_LIST',
+  notInList: GraphQLOnlyCodes.PERSISTED_QUERY_NOT_IN_LIST,
   /** A document sent as text (or nothing at all), in allow-list mode. */
-  idRequired: 'PERSISTED_QUERY_ID_REQUIRED',
+  idRequired: GraphQLOnlyCodes.PERSISTED_QUERY_ID_REQUIRED,
 } as const;
 
 

@@ -4,13 +4,14 @@ import fp from 'fastify-plugin';
 import { createGraphQLError, createYoga, type Plugin } from 'graphql-yoga';
 import { compiledExecutionPlugin } from './compiled-execution.js';
 import { createGraphQLContext, databaseUnavailableAmong, withUnreachableDatabase, type GraphQLContext } from './context.js';
-import { maskError } from './errors.js';
+import { graphqlErrorBody, maskError } from './errors.js';
 import { graphqlFastPath } from './http-fast-path.js';
 import { limitPlugins } from './limits.js';
 import { PersistedDocuments } from './persisted-documents.js';
 import { errorForClient, SINGLE_CONNECTION_REFUSAL, sseDocumentErrors } from './sse-refusals.js';
 import { buildGraphQLSchema } from './schema.js';
 import { addressResolver, clientKey } from '../client-address.js';
+import { AppError } from '../errors/app-error.js';
 import { CAP_RETRY_AFTER_SECONDS, capMessage, SubscriptionCaps } from './subscription-limits.js';
 import { serveGraphQLOverWebSocket, subscriptionStreams, type WebSocketServerContext } from './websocket.js';
 
@@ -131,7 +132,7 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
       if (refused) {
         // Over a subscription cap (httpSubscriptionCaps): nothing was subscribed; a plain 429 instead of a stream.
         await response.body?.cancel().catch(() => undefined);
-        return reply.status(429).header('retry-after', CAP_RETRY_AFTER_SECONDS).send({ errors: [{ message: refused, extensions: { code: 'RATE_LIMITED' } }] });
+        return reply.status(429).header('retry-after', CAP_RETRY_AFTER_SECONDS).send(graphqlErrorBody(new AppError('RATE_LIMITED', refused)));
       }
       response.headers.forEach((value, key) => void reply.header(key, value));
       reply.status(response.status);
@@ -142,8 +143,13 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
       const body = Buffer.from(await response.arrayBuffer());
       if (body.length === 0 && response.status >= 400) {
         // Yoga answers an Accept or Content-Type it cannot serve (406, 415) with no body: say why, in GraphQL's shape.
-        const message = response.status === 406 ? 'Not acceptable: ask for application/graphql-response+json or application/json' : response.status === 415 ? 'Unsupported media type: send application/json' : 'Bad request';
-        return reply.type('application/json; charset=utf-8').send({ errors: [{ message, extensions: { code: 'BAD_USER_INPUT' } }] });
+        const refusal =
+          response.status === 406
+            ? new AppError('NOT_ACCEPTABLE', 'Not acceptable: ask for application/graphql-response+json or application/json')
+            : response.status === 415
+              ? new AppError('UNSUPPORTED_MEDIA_TYPE', 'Unsupported media type: send application/json')
+              : new AppError('BAD_REQUEST');
+        return reply.type('application/json; charset=utf-8').send(graphqlErrorBody(refusal));
       }
       return reply.send(body);
     },
@@ -154,7 +160,7 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
     url: yoga.graphqlEndpoint,
     method: 'PUT',
     handler: async (_req, reply) =>
-      reply.status(405).header('allow', 'GET, POST, OPTIONS').send({ errors: [{ message: SINGLE_CONNECTION_REFUSAL, extensions: { code: 'BAD_REQUEST' } }] }),
+      reply.status(405).header('allow', 'GET, POST, OPTIONS').send(graphqlErrorBody(new AppError('METHOD_NOT_ALLOWED', SINGLE_CONNECTION_REFUSAL))),
   });
 
   const webSocket = serveGraphQLOverWebSocket({

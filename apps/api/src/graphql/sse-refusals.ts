@@ -6,6 +6,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { GraphQLError, type DocumentNode } from 'graphql';
 import type { AnyYoga } from './context.js';
 import type { DocumentParams, PersistedDocuments } from './persisted-documents.js';
+import { GraphQLOnlyCodes } from '../errors/app-error.js';
 
 const isGraphQLError = (error: unknown): error is GraphQLError => error instanceof GraphQLError;
 const withCode = (error: GraphQLError, code: string) => (error.extensions.code ? error : new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, extensions: { ...error.extensions, code } }));
@@ -48,15 +49,15 @@ export function sseDocumentErrors(yoga: AnyYoga, req: FastifyRequest, reply: Fas
   try {
     document = enveloped.parse(params.query);
   } catch (error) {
-    if (isGraphQLError(error)) return [withCode(error, 'GRAPHQL_PARSE_FAILED')];
+    if (isGraphQLError(error)) return [withCode(error, GraphQLOnlyCodes.GRAPHQL_PARSE_FAILED)];
     throw error;
   }
   try {
     const errors = enveloped.validate(enveloped.schema, document);
-    return errors.length > 0 ? errors.map((error: GraphQLError) => withCode(error, 'GRAPHQL_VALIDATION_FAILED')) : undefined;
+    return errors.length > 0 ? errors.map((error: GraphQLError) => withCode(error, GraphQLOnlyCodes.GRAPHQL_VALIDATION_FAILED)) : undefined;
   } catch (error) {
     // graphql-armor's limits throw from validation (QUERY_TOO_COMPLEX)
-    if (isGraphQLError(error)) return [withCode(error, 'GRAPHQL_VALIDATION_FAILED')];
+    if (isGraphQLError(error)) return [withCode(error, GraphQLOnlyCodes.GRAPHQL_VALIDATION_FAILED)];
     throw error;
   }
 }

@@ -46,7 +46,8 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { bearerToken, principalFromBearer } from '../auth/authenticate.js';
 import type { Identity } from '../auth/identity.js';
 import { anonymous, type Principal } from '../auth/principal.js';
-import { AppError } from '../errors.js';
+import { AppError, GraphQLOnlyCodes } from '../errors/app-error.js';
+import { graphqlErrorBody } from './errors.js';
 import type { PersistedDocuments } from './persisted-documents.js';
 import { CAP_RETRY_AFTER_SECONDS, capMessage, clientKeyOf, type Release, type SubscriptionCaps } from './subscription-limits.js';
 
@@ -159,7 +160,7 @@ function refuseUpgrade(socket: Duplex, status: 404 | 503): void {
 
 /** 429 before the handshake, with Retry-After and the reason in GraphQL's error shape. */
 function refuseUpgradeTooMany(socket: Duplex, message: string, retryAfterSeconds: number): void {
-  const body = JSON.stringify({ errors: [{ message, extensions: { code: 'RATE_LIMITED' } }] });
+  const body = JSON.stringify(graphqlErrorBody(new AppError('RATE_LIMITED', message)));
   socket.end(
     `HTTP/1.1 429 Too Many Requests\r\nConnection: close\r\nRetry-After: ${retryAfterSeconds}\r\n` +
       `Content-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
@@ -337,20 +338,20 @@ export function serveGraphQLOverWebSocket(options: GraphQLWebSocketOptions): Gra
     try {
       document = parse(query);
     } catch (error) {
-      if (isGraphQLError(error)) return forClient([error], 'GRAPHQL_PARSE_FAILED');
+      if (isGraphQLError(error)) return forClient([error], GraphQLOnlyCodes.GRAPHQL_PARSE_FAILED);
       throw error;
     }
     let errors: readonly GraphQLError[];
     try {
       errors = validate(schema, document);
     } catch (error) {
-      if (isGraphQLError(error)) return forClient([error], 'GRAPHQL_VALIDATION_FAILED');
+      if (isGraphQLError(error)) return forClient([error], GraphQLOnlyCodes.GRAPHQL_VALIDATION_FAILED);
       throw error;
     }
-    if (errors.length > 0) return forClient(errors, 'GRAPHQL_VALIDATION_FAILED');
+    if (errors.length > 0) return forClient(errors, GraphQLOnlyCodes.GRAPHQL_VALIDATION_FAILED);
 
     const operation = getOperationAST(document, payload.operationName);
-    if (!operation) return wsError('Unable to identify the operation to run', 'GRAPHQL_VALIDATION_FAILED');
+    if (!operation) return wsError('Unable to identify the operation to run', GraphQLOnlyCodes.GRAPHQL_VALIDATION_FAILED);
     if (operation.operation !== 'subscription') {
       return wsError(`Only subscriptions are served over WebSocket; send a ${operation.operation} to POST ${path}`, 'BAD_USER_INPUT');
     }

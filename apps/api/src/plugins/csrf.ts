@@ -1,7 +1,7 @@
 // Cross-site request forgery: refuses cookie-authenticated state-changing requests sent from another site.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { AppError } from '../errors.js';
+import { AppError } from '../errors/app-error.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 

@@ -4,7 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import { AppError } from '../errors.js';
+import { AppError } from '../errors/app-error.js';
 import fp from 'fastify-plugin';
 import type { Plugin } from 'graphql-yoga';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';

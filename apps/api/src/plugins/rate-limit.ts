@@ -18,7 +18,7 @@ import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { clientKey } from '../client-address.js';
-import { AppError } from '../errors.js';
+import { AppError } from '../errors/app-error.js';
 import type { RateBucket } from '../rate-bucket.js';
 
 declare module 'fastify' {

@@ -10,7 +10,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { AppError } from '../errors.js';
+import { AppError } from '../errors/app-error.js';
 import { CURRENT_VERSION } from '../rest/media-type.js';
 
 

@@ -4,7 +4,7 @@
 // (a row version is cheaper and survives a change of serialization) and knows nothing of If-Match.
 import { hash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from '../errors.js';
+import { AppError } from '../errors/app-error.js';
 import type { Expectation } from '../services/preconditions.js';
 
 /** The strong ETag of a row's representation: its version, quoted. */

@@ -9,7 +9,7 @@ import type { Prisma, PrismaClient } from '@users-posts/db';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { createHmac, randomUUID } from 'node:crypto';
 import type { Principal } from '../auth/principal.js';
-import { AppError } from '../errors.js';
+import { AppError } from '../errors/app-error.js';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 /** How long a first request may run before a retry may take its key over (it crashed, or its instance died). */

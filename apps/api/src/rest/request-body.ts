@@ -1,6 +1,6 @@
 // What each REST operation accepts as a request body, read from the contract: whether one is required, in which media types.
 import type { FastifyRequest } from 'fastify';
-import { AppError } from '../errors.js';
+import { AppError } from '../errors/app-error.js';
 import type { OpenapiDocument } from './contract.js';
 
 export interface BodyRule {

@@ -3,9 +3,9 @@ import type { Comment, PrismaClient, SqlReader } from '@users-posts/db';
 import { requireUser, type Principal } from '../auth/principal.js';
 import { findPage, type PageResult, type PageSource } from '../collections/page.js';
 import type { CollectionQuery } from '../collections/query.js';
-import { AppError } from '../errors.js';
+import { AppError } from '../errors/app-error.js';
 import { parseId } from './ids.js';
-import { translatePrismaError } from './prisma-errors.js';
+import { translatePrismaError } from '../errors/prisma.js';
 import { requireFields, validate } from './validation.js';
 
 /** SPEC §4 allow-list for sorting comments. */

@@ -3,9 +3,9 @@ import type { Order, OrderStatus, PrismaClient, SqlReader } from '@users-posts/d
 import { canActFor, requireAuthenticated, type AuthenticatedPrincipal, type Principal } from '../auth/principal.js';
 import { findPage, type PageResult, type PageSource } from '../collections/page.js';
 import type { CollectionQuery } from '../collections/query.js';
-import { AppError, type FieldError } from '../errors.js';
+import { AppError, type FieldError } from '../errors/app-error.js';
 import { parseId } from './ids.js';
-import { translatePrismaError } from './prisma-errors.js';
+import { translatePrismaError } from '../errors/prisma.js';
 import { lockExpected, type Expectation } from './preconditions.js';
 import { requireFields } from './validation.js';
 

@@ -4,10 +4,10 @@ import { canActFor, requireAuthenticated, type Principal } from '../auth/princip
 import { decodeCursor, encodeCursor } from '../collections/cursor.js';
 import { findPage, type PageResult, type PageSource } from '../collections/page.js';
 import type { CollectionQuery } from '../collections/query.js';
-import { AppError } from '../errors.js';
+import { AppError } from '../errors/app-error.js';
 import type { EventBus } from '../shared-state/events/bus.js';
 import { parseId } from './ids.js';
-import { translatePrismaError } from './prisma-errors.js';
+import { translatePrismaError } from '../errors/prisma.js';
 import { LIST_MAX, type Window } from './users.js';
 import { requireFields, validate } from './validation.js';
 

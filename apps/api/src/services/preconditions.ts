@@ -1,7 +1,7 @@
 // Optimistic concurrency for writes of one row: what the writer expects of it (REST `If-Match`, GraphQL
 // `expectedVersion`), checked under the row's lock in the write's own transaction, so no other write slips between.
 import type { PrismaClient } from '@users-posts/db';
-import { AppError } from '../errors.js';
+import { AppError } from '../errors/app-error.js';
 
 /** The row is at one of these versions (`If-Match: "3"`, `expectedVersion: 3`), or merely exists (`If-Match: *`). */
 export type Expectation = { versions: readonly number[] } | 'exists';

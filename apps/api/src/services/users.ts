@@ -4,9 +4,9 @@ import { findPage, type PageResult, type PageSource } from '../collections/page.
 import type { CollectionQuery } from '../collections/query.js';
 import { hashPassword } from '../auth/passwords.js';
 import { canActFor, requireRole, type Principal } from '../auth/principal.js';
-import { AppError, type FieldError } from '../errors.js';
+import { AppError, type FieldError } from '../errors/app-error.js';
 import { parseId } from './ids.js';
-import { translatePrismaError } from './prisma-errors.js';
+import { translatePrismaError } from '../errors/prisma.js';
 import { lockExpected, preconditionFailed, type Expectation } from './preconditions.js';
 import { requireFields, validate } from './validation.js';
 

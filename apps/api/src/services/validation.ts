@@ -1,5 +1,5 @@
 // Field rules of SPEC §1, checked in the domain layer so REST and GraphQL refuse the same input the same way.
-import { AppError, type FieldError } from '../errors.js';
+import { AppError, type FieldError } from '../errors/app-error.js';
 
 export const EMAIL_MAX = 254;
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;

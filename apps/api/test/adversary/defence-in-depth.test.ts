@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { FastifyInstance } from 'fastify';
 import type { Principal } from '../../src/auth/principal.js';
-import { AppError } from '../../src/errors.js';
+import { AppError } from '../../src/errors/app-error.js';
 import { createCast, type Account } from '../support/accounts.js';
 import { createTestApp } from '../support/app.js';
 

@@ -1,6 +1,6 @@
 // Mutation root resolvers: thin calls into the domain services, which decide authorization (@auth in the schema is the outer guard).
 import type { MutationResolvers } from '../generated/resolvers.js';
-import { AppError } from '../../errors.js';
+import { AppError } from '../../errors/app-error.js';
 import { consumeSignup } from '../../rest/route-options.js';
 import type { GraphQLContext } from '../context.js';
 

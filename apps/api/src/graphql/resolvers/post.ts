@@ -1,7 +1,7 @@
 // Post field resolvers: the author through a DataLoader (at once when already read), timestamps as ISO-8601.
 import type { User } from '@users-posts/db';
 import type { PostResolvers } from '../generated/resolvers.js';
-import { AppError } from '../../errors.js';
+import { AppError } from '../../errors/app-error.js';
 import type { GraphQLContext } from '../context.js';
 import { userById } from '../loaders.js';
 

@@ -1,7 +1,7 @@
 // Query root resolvers: thin calls into the domain services.
 import type { QueryResolvers } from '../generated/resolvers.js';
 import { requireUser } from '../../auth/principal.js';
-import { AppError } from '../../errors.js';
+import { AppError } from '../../errors/app-error.js';
 import { windowArgs } from '../arguments.js';
 import { rememberUsers } from '../loaders.js';
 import type { GraphQLContext } from '../context.js';

@@ -1,7 +1,7 @@
 // /api/v1/comments… and POST /api/v1/posts/{id}/comments: public reads, commenting by any logged-in user.
 import type { OperationHandlers } from '@users-posts/contracts';
 import { parseCollectionQuery } from '../../collections/query.js';
-import { notFound } from '../../errors.js';
+import { notFound } from '../../errors/app-error.js';
 import { COMMENT_SORT_FIELDS } from '../../services/comments.js';
 import { conditionalRead, etagOf } from '../conditional.js';
 import type { RestContext } from '../context.js';

@@ -8,7 +8,7 @@ import { authorizationRequest, exchangeCode } from '../../auth/oauth-flow.js';
 import { oauthProvider } from '../../auth/oauth-providers.js';
 import { requireUser, type Principal } from '../../auth/principal.js';
 import { clearTransaction, readTransaction, saveTransaction } from '../../auth/oauth-transaction.js';
-import { AppError } from '../../errors.js';
+import { AppError } from '../../errors/app-error.js';
 import type { RestContext } from '../context.js';
 
 // Neither the redirect (it sets the transaction cookie) nor the tokens may be stored by a cache.

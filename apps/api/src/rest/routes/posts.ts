@@ -1,7 +1,7 @@
 // /api/v1/posts…: the public posts collection (filter by author, search over title and content) and one post.
 import type { OperationHandlers } from '@users-posts/contracts';
 import { parseCollectionQuery } from '../../collections/query.js';
-import { notFound } from '../../errors.js';
+import { notFound } from '../../errors/app-error.js';
 import { POST_SORT_FIELDS } from '../../services/posts.js';
 import { conditionalRead } from '../conditional.js';
 import type { RestContext } from '../context.js';

@@ -1,7 +1,7 @@
 // /api/v1/users/{id}/posts…: a user's posts (nested, two levels at most); creating one emits postCreated.
 import type { OperationHandlers } from '@users-posts/contracts';
 import { parseCollectionQuery } from '../../collections/query.js';
-import { notFound } from '../../errors.js';
+import { notFound } from '../../errors/app-error.js';
 import { POST_SORT_FIELDS } from '../../services/posts.js';
 import { conditionalRead, etagOf } from '../conditional.js';
 import type { RestContext } from '../context.js';

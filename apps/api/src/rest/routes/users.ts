@@ -1,7 +1,7 @@
 // REST handlers of the users collection (/api/v1/users…), typed by their operationIds.
 import type { OperationHandlers } from '@users-posts/contracts';
 import { parseCollectionQuery } from '../../collections/query.js';
-import { AppError, notFound } from '../../errors.js';
+import { AppError, notFound } from '../../errors/app-error.js';
 import { parseId } from '../../services/ids.js';
 import { BULK_MAX, USER_SORT_FIELDS } from '../../services/users.js';
 import { conditionalRead, etagOf, expectationOf } from '../conditional.js';

@@ -1,6 +1,6 @@
 // Seen signed-request nonces in Redis (REDIS_URL): a replay is caught whichever instance saw the nonce first.
 import type { Redis } from 'ioredis';
-import { sharedStateUnavailable } from '../unavailable.js';
+import { sharedStateUnavailable } from '../../errors/unavailable.js';
 import type { NonceStore } from './store.js';
 
 /** Fails closed: without Redis a replay cannot be ruled out, so the signed request gets 503, never a pass. */

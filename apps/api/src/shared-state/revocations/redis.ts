@@ -1,6 +1,6 @@
 // The access-token blocklist in Redis (REDIS_URL), shared by every instance: one key per revoked jti, expiring with the token.
 import type { Redis } from 'ioredis';
-import { sharedStateUnavailable } from '../unavailable.js';
+import { sharedStateUnavailable } from '../../errors/unavailable.js';
 import type { RevocationStore } from './store.js';
 
 const key = (jti: string) => `revoked-jti:${jti}`;

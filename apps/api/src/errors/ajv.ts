@@ -1,8 +1,11 @@
 // Names the failing fields of an Ajv validation error the way clients read them (`users[0].email`).
 import type { FastifySchemaValidationError } from 'fastify/types/schema.js';
-import { clip, type FieldError } from '../errors.js';
+import { clip, type FieldError } from './app-error.js';
 
-/** The contract's bound on `errors[]` (maxItems); `field` is cut to its own in errorBody (plugins/error-handler.ts). */
+/** One failure of the contract's Ajv validation, as Fastify hands it over (`error.validation`). */
+export type AjvFailure = FastifySchemaValidationError;
+
+/** The contract's bound on `errors[]` (maxItems); `field` is cut to its own in errorBody (rest/error-envelope.ts). */
 export const MAX_FIELD_ERRORS = 100;
 /** A client's property name as echoed back: a body of 1 MiB may hold a key of nearly that length. */
 const echoed = (name: string) => clip(name, 128);
@@ -21,7 +24,7 @@ function join(base: string, name: string): string {
 
 /** Every failing field once, in Ajv's order, at most MAX_FIELD_ERRORS of them (Ajv reports all: a body of 10,000
  * unknown keys would otherwise be answered with 10,000 errors). */
-export function fieldErrors(errors: FastifySchemaValidationError[]): FieldError[] {
+export function fieldErrors(errors: AjvFailure[]): FieldError[] {
   const seen = new Set<string>();
   const result: FieldError[] = [];
   for (const error of errors) {

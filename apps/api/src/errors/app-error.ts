@@ -1,4 +1,6 @@
-// The one table of application errors: stable five-digit code, HTTP status and GraphQL code for each.
+// The one table of application errors: stable five-digit code, HTTP status and GraphQL code for each (a new kind is
+// one row), and the GraphQL codes that have no HTTP kind. errors/to-app-error.ts translates every source into a kind;
+// rest/error-envelope.ts and graphql/errors.ts render it.
 
 /** A field that failed validation, as reported in `errors[]` (REST) and `extensions.fields` (GraphQL). */
 export interface FieldError {
@@ -22,6 +24,7 @@ export const ErrorKinds = {
   UNAUTHENTICATED: { code: 40100, status: 401, graphqlCode: 'UNAUTHENTICATED', message: 'Authentication required' },
   FORBIDDEN: { code: 40300, status: 403, graphqlCode: 'FORBIDDEN', message: 'Forbidden' },
   NOT_FOUND: { code: 40400, status: 404, graphqlCode: 'NOT_FOUND', message: 'Not found' },
+  METHOD_NOT_ALLOWED: { code: 40500, status: 405, graphqlCode: 'BAD_USER_INPUT', message: 'Method not allowed' },
   NOT_ACCEPTABLE: { code: 40600, status: 406, graphqlCode: 'BAD_USER_INPUT', message: 'Not acceptable' },
   REQUEST_TIMEOUT: { code: 40800, status: 408, graphqlCode: 'BAD_USER_INPUT', message: 'Request timeout' },
   CONFLICT: { code: 40900, status: 409, graphqlCode: 'CONFLICT', message: 'Conflict' },
@@ -40,6 +43,26 @@ export const ErrorKinds = {
 } as const satisfies Record<string, ErrorKind>;
 
 export type ErrorKindName = keyof typeof ErrorKinds;
+
+/**
+ * GraphQL's own refusals, which have no HTTP kind of the table: the work limits (QUERY_TOO_COMPLEX), graphql-js's
+ * parse and validation failures, and the trusted documents' refusals (the first is Apollo's APQ code, on which its
+ * clients send the document whole; the other two are Apollo Router's safelisting and Yoga's plugin's).
+ */
+export const GraphQLOnlyCodes = {
+  QUERY_TOO_COMPLEX: 'QUERY_TOO_COMPLEX',
+  GRAPHQL_PARSE_FAILED: 'GRAPHQL_PARSE_FAILED',
+  GRAPHQL_VALIDATION_FAILED: 'GRAPHQL_VALIDATION_FAILED',
+  PERSISTED_QUERY_NOT_FOUND: 'PERSISTED_QUERY_NOT_FOUND',
+  PERSISTED_QUERY_NOT_IN_LIST: 'PERSISTED_QUERY_NOT_IN_LIST',
+  PERSISTED_QUERY_ID_REQUIRED: 'PERSISTED_QUERY_ID_REQUIRED',
+} as const;
+
+/** Every `extensions.code` a GraphQL client may see (SPEC §2, and the ones above). */
+export const GRAPHQL_CODES: ReadonlySet<string> = new Set<string>([
+  ...Object.values(ErrorKinds).map((kind) => kind.graphqlCode),
+  ...Object.values(GraphQLOnlyCodes),
+]);
 
 /** An expected failure: rendered as the error envelope (REST) or a coded GraphQL error. */
 export class AppError extends Error {
