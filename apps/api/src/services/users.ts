@@ -59,7 +59,7 @@ const EMAIL_TAKEN = { field: 'email', message: 'is already in use' };
 
 /**
  * Every column of `users` under the model's field names, for the hot reads through the SQL reader (by id, by ids, the
- * GraphQL list): the same objects the Prisma client returns (test/sql-reader.test.ts compares them field by field).
+ * GraphQL list): the same objects the Prisma client returns (test/rest/sql-reader.test.ts compares them field by field).
  */
 export const USER_COLUMNS =
   'id, name, email, age, role, password_hash AS "passwordHash", token_version AS "tokenVersion", ' +

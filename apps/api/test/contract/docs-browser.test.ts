@@ -1,0 +1,122 @@
+// The interactive docs in a real browser: headless Debian Chromium (driven by playwright-core) loads /docs from the
+// listening app, opens GET /api/v1/users, clicks "Try it out" and "Execute", and reads the 200 envelope it shows.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { FastifyInstance } from 'fastify';
+import { existsSync } from 'node:fs';
+import { chromium, type Browser } from 'playwright-core';
+import { createTestApp } from '../support/app.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+// As root, in a closed network: no sandbox, and none of Chromium's own background connections.
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+let app: FastifyInstance;
+let baseUrl: string;
+let browser: Browser | undefined;
+
+beforeAll(async () => {
+  // Fail, never skip: CI installs Chromium (.ci/run), so a missing binary is a broken environment.
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`Chromium not found at ${CHROMIUM}: install it with \`apt-get update && apt-get install -y chromium\` (as .ci/run does)`);
+  }
+  app = await createTestApp();
+  await app.db.prisma.user.createMany({
+    data: [
+      { name: 'Ada', email: 'ada@example.com' },
+      { name: 'Grace', email: 'grace@example.com' },
+    ],
+  });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const address = app.server.address();
+  if (!address || typeof address === 'string') throw new Error('app is not listening on TCP');
+  baseUrl = `http://127.0.0.1:${address.port}`;
+
+  // playwright-core gives every launch a new empty profile directory of its own.
+  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await app?.close();
+});
+
+describe('/docs in Chromium', () => {
+  it('runs GET /api/v1/users through "Try it out" → "Execute" and shows 200 with the envelope', async () => {
+    const page = await browser!.newPage();
+    const pageErrors: string[] = [];
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    await page.goto(`${baseUrl}/docs`);
+
+    // The users operations are listed under the Users tag.
+    const operation = page.locator('#operations-Users-listUsers');
+    await operation.waitFor({ state: 'visible', timeout: 20_000 });
+    await expect(operation.locator('.opblock-summary-path').textContent()).resolves.toContain('/api/v1/users');
+    await expect(page.locator('[id^="operations-Users-"]').count()).resolves.toBeGreaterThan(3);
+
+    await operation.locator('.opblock-summary').first().click();
+    const tryItOut = operation.locator('button.try-out__btn');
+    await tryItOut.waitFor({ state: 'visible' });
+    if ((await tryItOut.textContent())?.trim() === 'Try it out') await tryItOut.click(); // already on with tryItOutEnabled
+    await expect(tryItOut.textContent()).resolves.toContain('Cancel');
+
+    // Swagger UI pre-fills every parameter with its example, and the examples together are contradictory (cursor with
+    // page and offset, and an example cursor the server calls malformed → 400); clear them as a user would.
+    const inputs = operation.locator('.parameters input[type="text"]');
+    for (let i = 0; i < (await inputs.count()); i++) await inputs.nth(i).fill('');
+    const selects = operation.locator('.parameters select');
+    for (let i = 0; i < (await selects.count()); i++) await selects.nth(i).selectOption({ index: 0 });
+
+    const executed = page.waitForResponse((response) => new URL(response.url()).pathname === '/api/v1/users');
+    await operation.locator('button.execute').click();
+    const answer = await executed;
+    expect({ url: answer.url(), status: answer.status() }).toEqual({ url: `${baseUrl}/api/v1/users`, status: 200 });
+
+    // What the page shows for the live response: the status and the body.
+    const live = operation.locator('.live-responses-table .response').first();
+    await live.waitFor({ state: 'visible' });
+    expect((await live.locator('.response-col_status').textContent())?.trim()).toBe('200');
+    const shown = await live.locator('.response-col_description pre').first().textContent();
+    const body = JSON.parse(shown ?? '');
+    expect(body).toMatchObject({
+      code: 0,
+      message: expect.any(String),
+      data: { items: expect.any(Array), total: 2 },
+    });
+    expect(body.data.items.map((user: { email: string }) => user.email)).toEqual(['ada@example.com', 'grace@example.com']);
+    expect(pageErrors).toEqual([]);
+    await page.close();
+  });
+});
+
+describe('GraphiQL in Chromium (quiet by default: its assets served by the product)', () => {
+  it('renders at GET /graphql with no request to another host and no CSP violation', async () => {
+    const page = await browser!.newPage();
+    const foreign: string[] = [];
+    const problems: string[] = [];
+    page.on('request', (request) => {
+      const url = new URL(request.url());
+      if ((url.protocol === 'http:' || url.protocol === 'https:' || url.protocol === 'ws:' || url.protocol === 'wss:') && url.origin !== baseUrl && url.host !== new URL(baseUrl).host) {
+        foreign.push(request.url());
+      }
+    });
+    page.on('pageerror', (error) => problems.push(error.message));
+    page.on('console', (message) => {
+      if (/Content Security Policy|Refused to/i.test(message.text())) problems.push(message.text());
+    });
+    await page.goto(`${baseUrl}/graphql`);
+    await page.locator('.graphiql-container').first().waitFor({ state: 'visible', timeout: 30_000 });
+    await page.waitForLoadState('networkidle');
+    expect(foreign).toEqual([]);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+});

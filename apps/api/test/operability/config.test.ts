@@ -1,0 +1,78 @@
+// Configuration from the environment: validation messages, secrets in production and outside it.
+import { describe, expect, it } from '@jest/globals';
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig } from '../../src/config.js';
+import { repoRoot } from '../../src/paths.js';
+
+const tempDir = () => mkdtempSync(path.join(os.tmpdir(), 'users-posts-config-'));
+const strong = (letter: string) => letter.repeat(40);
+const productionSecrets = {
+  JWT_ACCESS_SECRET: strong('a'),
+  JWT_REFRESH_SECRET: strong('b'),
+  SESSION_SECRET: strong('c'),
+  SIGNING_SECRET: strong('d'),
+};
+
+describe('loadConfig', () => {
+  it('has working defaults: port 4000, embedded PGlite under the data dir', () => {
+    const dataDir = tempDir();
+    const config = loadConfig({ DATA_DIR: dataDir });
+    expect(config).toMatchObject({ port: 4000, databaseUrl: undefined, pgliteDir: path.join(dataDir, 'pglite'), admin: undefined });
+    // Traces off and every document accepted unless asked for.
+    expect(config.tracing).toBeUndefined();
+    expect(config.persistedDocuments).toEqual({ file: undefined, trustedOnly: false });
+  });
+
+  it('turns traces on with an OTLP endpoint (and off again with OTEL_SDK_DISABLED), and takes the manifest from the repository', () => {
+    const on = loadConfig({ DATA_DIR: tempDir(), OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SERVICE_NAME: 'api-eu' });
+    expect(on.tracing).toEqual({ serviceName: 'api-eu' });
+    expect(loadConfig({ DATA_DIR: tempDir(), OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://collector/v1/traces' }).tracing).toEqual({ serviceName: 'users-posts' });
+    expect(loadConfig({ DATA_DIR: tempDir(), OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'true' }).tracing).toBeUndefined();
+    const trusted = loadConfig({ DATA_DIR: tempDir(), GRAPHQL_PERSISTED_DOCUMENTS: 'packages/client/persisted-documents.json', GRAPHQL_TRUSTED_DOCUMENTS_ONLY: 'true' });
+    expect(trusted.persistedDocuments).toEqual({ file: path.resolve(repoRoot, 'packages/client/persisted-documents.json'), trustedOnly: true });
+  });
+
+  it.each([
+    [{ PORT: 'eighty' }, /PORT/],
+    [{ PORT: '70000' }, /PORT/],
+    [{ DATABASE_URL: 'mysql://x' }, /DATABASE_URL/],
+    [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL/],
+    [{ ADMIN_EMAIL: 'root@example.com' }, /ADMIN_PASSWORD/],
+    [{ GRAPHQL_TRUSTED_DOCUMENTS_ONLY: 'true' }, /GRAPHQL_PERSISTED_DOCUMENTS/],
+    [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }, /OTEL_EXPORTER_OTLP_ENDPOINT/],
+  ])('rejects %p with a message naming the variable', (env, message) => {
+    expect(() => loadConfig({ DATA_DIR: tempDir(), ...env })).toThrow(message);
+  });
+
+  it('generates secrets once outside production and keeps them in the data dir', () => {
+    const dataDir = tempDir();
+    const first = loadConfig({ DATA_DIR: dataDir }).secrets;
+    const second = loadConfig({ DATA_DIR: dataDir }).secrets;
+    expect(second).toEqual(first);
+    expect(first.jwtAccess).not.toEqual(first.jwtRefresh);
+    const file = path.join(dataDir, 'secrets.json');
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(first);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+  });
+
+  it('refuses to start in production without every secret', () => {
+    const { SIGNING_SECRET: _omitted, ...partial } = productionSecrets;
+    expect(() => loadConfig({ NODE_ENV: 'production', DATA_DIR: tempDir(), ...partial })).toThrow(/SIGNING_SECRET/);
+  });
+
+  it('refuses short or identical JWT secrets', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production', DATA_DIR: tempDir(), ...productionSecrets, SESSION_SECRET: 'short' })).toThrow(
+      /SESSION_SECRET must be at least 32 bytes/,
+    );
+    expect(() =>
+      loadConfig({ NODE_ENV: 'production', DATA_DIR: tempDir(), ...productionSecrets, JWT_REFRESH_SECRET: strong('a') }),
+    ).toThrow(/must differ/);
+  });
+
+  it('uses the environment secrets in production', () => {
+    const config = loadConfig({ NODE_ENV: 'production', DATA_DIR: tempDir(), ...productionSecrets });
+    expect(config.secrets).toEqual({ jwtAccess: strong('a'), jwtRefresh: strong('b'), session: strong('c'), signing: strong('d') });
+  });
+});

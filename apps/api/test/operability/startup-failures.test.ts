@@ -1,0 +1,86 @@
+// A start that cannot succeed (port taken, data directory unwritable, PGlite directory owned, database unreachable)
+// exits non-zero at once with one human line naming the setting to change, through the real process.
+import { afterAll, describe, expect, it } from '@jest/globals';
+import { lockDirectory } from '@users-posts/db';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { repoRoot } from '../../src/paths.js';
+import { freePort } from '../support/processes.js';
+
+const scratch = mkdtempSync(path.join(os.tmpdir(), 'users-posts-startup-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** Runs the server (as startApi does, from the sources) until it exits; its exit code and stdout+stderr. */
+function runServer(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: 'warn', DATA_DIR: mkdtempSync(path.join(scratch, 'data-')), ...env };
+  delete childEnv.REDIS_URL;
+  if (!childEnv.DATABASE_URL) delete childEnv.DATABASE_URL;
+  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/api/src/main.ts'], { cwd: repoRoot, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (chunk) => (output += chunk));
+  child.stderr.on('data', (chunk) => (output += chunk));
+  const killer = setTimeout(() => child.kill('SIGKILL'), 18_000);
+  return new Promise((resolve) => {
+    child.once('exit', (code) => {
+      clearTimeout(killer);
+      resolve({ code, output });
+    });
+  });
+}
+
+/** The output is exactly one line, without a stack trace. */
+function oneLine(output: string): string {
+  const lines = output.trim().split('\n');
+  expect(lines).toHaveLength(1);
+  expect(output).not.toMatch(/^\s+at /m);
+  return lines[0]!;
+}
+
+describe('a start that cannot succeed', () => {
+  it('names the port in use and PORT', async () => {
+    const holder: Server = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const { port } = holder.address() as { port: number };
+    try {
+      const { code, output } = await runServer({ PORT: String(port) });
+      expect(code).toBe(1);
+      expect(oneLine(output)).toMatch(new RegExp(`^users-posts: cannot start: port ${port} on 127\\.0\\.0\\.1 is already in use: .*set PORT`));
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+    }
+  }, 20_000);
+
+  it('names the data directory it cannot write and DATA_DIR / PGLITE_DIR', async () => {
+    const file = path.join(scratch, 'a-file');
+    writeFileSync(file, '');
+    // A directory under a regular file cannot be created, even by root (chmod would not stop root).
+    const { code, output } = await runServer({ PORT: String(await freePort()), DATA_DIR: path.join(file, 'data') });
+    expect(code).toBe(1);
+    expect(oneLine(output)).toMatch(/cannot write the data directory: ENOTDIR on .*a-file\/data\. .*DATA_DIR .*PGLITE_DIR/);
+  }, 20_000);
+
+  it('names the PGlite directory another process owns', async () => {
+    const pgliteDir = mkdtempSync(path.join(scratch, 'pglite-'));
+    const release = lockDirectory(pgliteDir);
+    try {
+      const env: Record<string, string> = { PORT: String(await freePort()), PGLITE_DIR: pgliteDir, DATABASE_URL: '' };
+      const { code, output } = await runServer(env);
+      expect(code).toBe(1);
+      expect(oneLine(output)).toMatch(new RegExp(`The embedded database at ${pgliteDir} is in use by .*${process.pid}`));
+    } finally {
+      release();
+    }
+  }, 20_000);
+
+  it('names the unreachable PostgreSQL by host:port, without the password', async () => {
+    const closedPort = await freePort();
+    const { code, output } = await runServer({ PORT: String(await freePort()), DATABASE_URL: `postgres://app:hunter2@127.0.0.1:${closedPort}/shop` });
+    expect(code).toBe(1);
+    const line = oneLine(output);
+    expect(line).toMatch(new RegExp(`cannot connect to PostgreSQL at app@127\\.0\\.0\\.1:${closedPort}/shop \\(DATABASE_URL\\): nothing answers`));
+    expect(line).not.toContain('hunter2');
+  }, 20_000);
+});
