@@ -5,7 +5,7 @@ import { createTestDatabase } from '@users-posts/db/testing';
 import type { User } from '@users-posts/contracts';
 import { buildApp } from '../../../apps/api/src/app.js';
 import { ManualClock } from '../../../apps/api/src/auth/clock.js';
-import { hashPassword } from '../../../apps/api/src/auth/passwords.js';
+import { hashPassword } from '../../../apps/api/src/auth/credentials/passwords.js';
 import { testConfig } from '../../../apps/api/test/support/config.js';
 import { createApiClient, gql, PostsPageDocument, sha256Hex, UserDocument, type LoggedOutEvent, type TokenPair } from '../src/index.js';
 import { repoRoot } from '../../../apps/api/src/paths.js';

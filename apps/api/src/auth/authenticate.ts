@@ -4,8 +4,8 @@ import type { FastifyRequest } from 'fastify';
 import { AppError } from '../errors/app-error.js';
 import type { Identity } from './identity.js';
 import { anonymous, type Principal } from './principal.js';
-import { SESSION_COOKIE } from './sessions.js';
-import { isSignedRequest, verifySignedRequest } from './signature.js';
+import { SESSION_COOKIE } from './credentials/sessions.js';
+import { isSignedRequest, verifySignedRequest } from './credentials/signature.js';
 
 const unauthenticated = (message: string) => new AppError('UNAUTHENTICATED', message);
 

@@ -1,11 +1,14 @@
 // The identity module's services, built once per app and shared by REST handlers, GraphQL and the auth hook.
-import type { PrismaClient } from '@users-posts/db';
+import type { PrismaClient, User } from '@users-posts/db';
 import type { FastifyInstance } from 'fastify';
-import { ApiKeyService } from './api-keys.js';
+import { ApiKeyService } from './credentials/api-keys.js';
 import type { Clock } from './clock.js';
-import { TokenCodec } from './jwt.js';
-import { RefreshTokenService } from './refresh-tokens.js';
-import { SessionService } from './sessions.js';
+import { TokenCodec } from './credentials/jwt.js';
+import { linkOrCreateUser, linkToUser } from './oauth/accounts.js';
+import type { OidcProfile } from './oauth/flow.js';
+import { PasswordCredentials } from './credentials/password-login.js';
+import { RefreshTokenService } from './credentials/refresh-tokens.js';
+import { SessionService } from './credentials/sessions.js';
 import type { NonceStore } from '../shared-state/nonces/store.js';
 import type { RevocationStore } from '../shared-state/revocations/store.js';
 
@@ -19,10 +22,11 @@ export class Identity {
   readonly refreshTokens: RefreshTokenService;
   readonly sessions: SessionService;
   readonly apiKeys: ApiKeyService;
+  readonly passwords: PasswordCredentials;
 
   constructor(
     app: FastifyInstance,
-    prisma: PrismaClient,
+    private readonly prisma: PrismaClient,
     readonly clock: Clock,
     readonly stores: IdentityStores,
     readonly signingSecret: string,
@@ -34,6 +38,15 @@ export class Identity {
       onRevoked: (userId) => this.revoked(userId),
     });
     this.apiKeys = new ApiKeyService(prisma, clock);
+    this.passwords = new PasswordCredentials(prisma);
+  }
+
+  /**
+   * The user an OpenID Connect profile logs in: linked to `linkUserId` when the caller asked to link it, else the
+   * account already linked, or a new one (oauth/accounts.ts says when an email may be trusted).
+   */
+  userFromOAuth(provider: string, profile: OidcProfile, linkUserId?: number): Promise<User> {
+    return linkUserId === undefined ? linkOrCreateUser(this.prisma, provider, profile) : linkToUser(this.prisma, provider, profile, linkUserId);
   }
 
   private readonly revocationListeners = new Set<(userId: number) => void>();

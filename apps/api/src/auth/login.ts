@@ -1,8 +1,8 @@
 // The one way a login completes (password or OAuth): a token pair, or a server-side session with the sid cookie.
 import type { FastifyReply } from 'fastify';
-import { ACCESS_TTL_SECONDS } from './jwt.js';
+import { ACCESS_TTL_SECONDS } from './credentials/jwt.js';
 import type { Identity } from './identity.js';
-import { SESSION_COOKIE, SESSION_TTL_SECONDS } from './sessions.js';
+import { SESSION_COOKIE, SESSION_TTL_SECONDS } from './credentials/sessions.js';
 
 /** `login` tells the two apart: the contract's discriminator between LoginTokens and LoginSession. */
 export type LoginBody =

@@ -1,6 +1,6 @@
 // Creates or updates the administrator named by ADMIN_EMAIL / ADMIN_PASSWORD at start.
 import type { PrismaClient } from '@users-posts/db';
-import { hashPassword } from '../auth/passwords.js';
+import { hashPassword } from '../auth/credentials/passwords.js';
 
 /**
  * Anyone may have signed up with the ADMIN_EMAIL address before it was configured (nothing verifies sign-up

@@ -6,9 +6,9 @@ import getRawBody from 'raw-body';
 import { authenticate } from '../auth/authenticate.js';
 import { systemClock, type Clock } from '../auth/clock.js';
 import { Identity, type IdentityStores } from '../auth/identity.js';
-import { registerJwt } from '../auth/jwt.js';
+import { registerJwt } from '../auth/credentials/jwt.js';
 import { anonymous, type Principal } from '../auth/principal.js';
-import { isSignedRequest } from '../auth/signature.js';
+import { isSignedRequest } from '../auth/credentials/signature.js';
 
 declare module 'fastify' {
   interface FastifyInstance {

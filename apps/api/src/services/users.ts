@@ -2,7 +2,7 @@
 import type { Prisma, PrismaClient, Role, SqlReader, User } from '@users-posts/db';
 import { findPage, type PageResult, type PageSource } from '../collections/page.js';
 import type { CollectionQuery } from '../collections/query.js';
-import { hashPassword } from '../auth/passwords.js';
+import { hashPassword } from '../auth/credentials/passwords.js';
 import { canActFor, requireRole, type Principal } from '../auth/principal.js';
 import { AppError, type FieldError } from '../errors/app-error.js';
 import { parseId } from './ids.js';

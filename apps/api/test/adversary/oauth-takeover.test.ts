@@ -2,7 +2,7 @@
 // nothing verifies it), then waits for the victim's first OpenID login. Proves it is refused and nothing changes.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
-import { hashPassword } from '../../src/auth/passwords.js';
+import { hashPassword } from '../../src/auth/credentials/passwords.js';
 import { ensureAdmin } from '../../src/bootstrap/admin.js';
 import { createTestApp } from '../support/app.js';
 import { LocalOidcProvider } from '../support/oidc.js';

@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import type { FastifyInstance } from 'fastify';
 import WebSocket from 'ws';
 import { ManualClock } from '../../src/auth/clock.js';
-import { ACCESS_TTL_SECONDS } from '../../src/auth/jwt.js';
+import { ACCESS_TTL_SECONDS } from '../../src/auth/credentials/jwt.js';
 import { DEFAULT_GRAPHQL_LIMITS } from '../../src/graphql/limits.js';
 import { createAuthTestApp, createUser } from '../support/auth.js';
 import { graphql } from '../support/graphql.js';

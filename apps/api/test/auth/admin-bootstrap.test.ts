@@ -2,7 +2,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { createTestDatabase } from '@users-posts/db/testing';
 import { buildApp } from '../../src/app.js';
-import { verifyPassword } from '../../src/auth/passwords.js';
+import { verifyPassword } from '../../src/auth/credentials/passwords.js';
 import { testConfig } from '../support/config.js';
 
 describe('administrator bootstrap', () => {

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { FastifyInstance } from 'fastify';
 import { createHash, createHmac } from 'node:crypto';
 import { ManualClock } from '../../src/auth/clock.js';
-import { canonicalString, sign } from '../../src/auth/signature.js';
+import { canonicalString, sign } from '../../src/auth/credentials/signature.js';
 import { bearer, createAuthTestApp, createUser, expectForbidden, expectUnauthenticated, signedUrl, accessTokenOf, type TestUser } from '../support/auth.js';
 
 const MINUTE = 60_000;

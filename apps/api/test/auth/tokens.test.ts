@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { createHmac } from 'node:crypto';
 import { buildApp } from '../../src/app.js';
 import { ManualClock } from '../../src/auth/clock.js';
-import { hashPassword } from '../../src/auth/passwords.js';
+import { hashPassword } from '../../src/auth/credentials/passwords.js';
 import type { Config } from '../../src/config.js';
 import { testConfig } from '../support/config.js';
 

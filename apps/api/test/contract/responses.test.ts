@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { createServer } from 'node:net';
-import { OAUTH_TRANSACTION_COOKIE } from '../../src/auth/oauth-transaction.js';
+import { OAUTH_TRANSACTION_COOKIE } from '../../src/auth/oauth/transaction.js';
 import { createTestApp } from '../support/app.js';
 import { createAccount, TEST_PASSWORD, type Account } from '../support/accounts.js';
 import { signedUrl } from '../support/auth.js';

@@ -1,8 +1,8 @@
 // @auth in the schema is enforced for every credential kind, with UNAUTHENTICATED / FORBIDDEN codes and no side effects.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { FastifyInstance } from 'fastify';
-import { hashPassword } from '../../src/auth/passwords.js';
-import { sign } from '../../src/auth/signature.js';
+import { hashPassword } from '../../src/auth/credentials/passwords.js';
+import { sign } from '../../src/auth/credentials/signature.js';
 import { createTestApp } from '../support/app.js';
 import { graphql } from '../support/graphql.js';
 

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { FastifyInstance } from 'fastify';
 import { serverAudits } from 'graphql-http';
-import { hashPassword } from '../../src/auth/passwords.js';
+import { hashPassword } from '../../src/auth/credentials/passwords.js';
 import { createTestApp } from '../support/app.js';
 import { seedUsersWithPosts } from '../support/fixtures.js';
 import { createHash } from 'node:crypto';

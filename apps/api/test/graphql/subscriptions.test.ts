@@ -5,7 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/glob
 import type { FastifyInstance } from 'fastify';
 import WebSocket from 'ws';
 import { countStatements } from '@users-posts/db/testing';
-import { hashPassword } from '../../src/auth/passwords.js';
+import { hashPassword } from '../../src/auth/credentials/passwords.js';
 import { createTestApp } from '../support/app.js';
 import { graphql } from '../support/graphql.js';
 import { listen, SseStream, Subscription, watchSubscribers, wsClient } from '../support/ws.js';

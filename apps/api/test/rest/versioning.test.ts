@@ -3,7 +3,7 @@
 // the media type.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { FastifyInstance } from 'fastify';
-import { sign } from '../../src/auth/signature.js';
+import { sign } from '../../src/auth/credentials/signature.js';
 import { createAccount } from '../support/accounts.js';
 import { createTestApp } from '../support/app.js';
 import { seedUsersWithPosts, type Fixture } from '../support/fixtures.js';

@@ -1,6 +1,6 @@
 // Test accounts: a user with a password written through Prisma, logged in through the real POST /login.
 import type { FastifyInstance } from 'fastify';
-import { hashPassword } from '../../src/auth/passwords.js';
+import { hashPassword } from '../../src/auth/credentials/passwords.js';
 
 export const TEST_PASSWORD = 'password-123';
 

@@ -6,8 +6,8 @@ import type { FastifyInstance } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import { buildApp } from '../../src/app.js';
 import type { Clock } from '../../src/auth/clock.js';
-import { hashPassword } from '../../src/auth/passwords.js';
-import { sign } from '../../src/auth/signature.js';
+import { hashPassword } from '../../src/auth/credentials/passwords.js';
+import { sign } from '../../src/auth/credentials/signature.js';
 import { testConfig, type TestConfigOverrides } from './config.js';
 
 export const PASSWORD = 'correct horse battery staple';

@@ -1,6 +1,6 @@
 // Several API processes sharing one PostgreSQL database and one Redis, as behind a load balancer, plus HTTP helpers.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { sign } from '../../src/auth/signature.js';
+import { sign } from '../../src/auth/credentials/signature.js';
 import { startApi, startPostgres, startRedis, TEST_METRICS_TOKEN, type ApiProcess, type PostgresServer, type RedisServer } from './processes.js';
 
 export interface Cluster {

@@ -1,26 +1,16 @@
 // POST /login, /auth/refresh, /logout: password login, refresh-token rotation, and revocation.
 import type { OperationHandlers } from '@users-posts/contracts';
 import { clearSessionCookie, completeLogin } from '../../auth/login.js';
-import { hashPassword, verifyPassword } from '../../auth/passwords.js';
-import { ACCESS_TTL_SECONDS } from '../../auth/jwt.js';
-import { randomSecret } from '../../auth/hashing.js';
+import { ACCESS_TTL_SECONDS } from '../../auth/credentials/jwt.js';
 import { requireUser } from '../../auth/principal.js';
 import type { RestContext } from '../context.js';
 
 const LOGIN_FAILED = 'Invalid email or password';
 
-// An unknown email still costs one argon2 verification, so timing does not reveal which emails exist.
-let dummyHash: Promise<string> | undefined;
-const timingDummy = () => (dummyHash ??= hashPassword(randomSecret()));
-
 export const authHandlers = {
   login: async ({ body }, { request, reply }) => {
-    const { prisma } = request.server.db;
-    const user = await prisma.user.findUnique({ where: { email: body.email.toLowerCase() } });
-    const valid = user?.passwordHash
-      ? await verifyPassword(user.passwordHash, body.password)
-      : (await verifyPassword(await timingDummy(), body.password), false);
-    if (!user || !valid) return { status: 401, body: { success: false, error: LOGIN_FAILED } };
+    const user = await request.server.identity.passwords.verify(body.email, body.password);
+    if (!user) return { status: 401, body: { success: false, error: LOGIN_FAILED } };
     const result = await completeLogin(request.server.identity, reply, user, { session: body.session === true });
     return { status: 200, body: result };
   },

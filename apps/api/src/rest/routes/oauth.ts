@@ -3,11 +3,10 @@ import type { OperationHandlers } from '@users-posts/contracts';
 import type { FastifyRequest } from 'fastify';
 import { safeEqual } from '../../auth/hashing.js';
 import { completeLogin } from '../../auth/login.js';
-import { linkOrCreateUser, linkToUser } from '../../auth/oauth-accounts.js';
-import { authorizationRequest, exchangeCode } from '../../auth/oauth-flow.js';
-import { oauthProvider } from '../../auth/oauth-providers.js';
+import { authorizationRequest, exchangeCode } from '../../auth/oauth/flow.js';
+import { oauthProvider } from '../../auth/oauth/providers.js';
 import { requireUser, type Principal } from '../../auth/principal.js';
-import { clearTransaction, readTransaction, saveTransaction } from '../../auth/oauth-transaction.js';
+import { clearTransaction, readTransaction, saveTransaction } from '../../auth/oauth/transaction.js';
 import { AppError } from '../../errors/app-error.js';
 import type { RestContext } from '../context.js';
 
@@ -43,7 +42,7 @@ export const oauthHandlers = {
   },
 
   oauthCallback: async ({ params, query }, { request, reply }) => {
-    const { config, identity, db } = request.server;
+    const { config, identity } = request.server;
     const provider = oauthProvider(config.oauthProviders, params.provider);
     // One use per transaction, whatever the outcome: a failed or replayed callback has to start over.
     clearTransaction(reply, provider.config.redirectUri);
@@ -55,10 +54,7 @@ export const oauthHandlers = {
     const queryStart = request.url.indexOf('?');
     const rawQuery = queryStart < 0 ? '' : request.url.slice(queryStart + 1);
     const profile = await exchangeCode(provider, rawQuery, transaction);
-    const user =
-      transaction.linkUserId === undefined
-        ? await linkOrCreateUser(db.prisma, provider.config.name, profile)
-        : await linkToUser(db.prisma, provider.config.name, profile, transaction.linkUserId);
+    const user = await identity.userFromOAuth(provider.config.name, profile, transaction.linkUserId);
     const body = await completeLogin(identity, reply, user, { session: transaction.session });
     return { status: 200, body, headers: NO_STORE };
   },

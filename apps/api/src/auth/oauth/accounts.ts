@@ -2,8 +2,8 @@
 // the existing account with it only when this service verified that address and the account is a USER; else a new
 // USER. Any other existing account is linked only by its signed-in owner (the authenticated link flow), never here.
 import { Prisma, type PrismaClient, type User } from '@users-posts/db';
-import { AppError } from '../errors/app-error.js';
-import type { OidcProfile } from './oauth-flow.js';
+import { AppError } from '../../errors/app-error.js';
+import type { OidcProfile } from './flow.js';
 
 const NAME_MAX = 100;
 const EMAIL_MAX = 254;

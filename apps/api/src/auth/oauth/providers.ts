@@ -1,8 +1,8 @@
 // The configured OpenID Connect providers, each with its discovered openid-client Configuration (cached per provider).
 import * as oidc from 'openid-client';
-import { AppError } from '../errors/app-error.js';
-import { isLoopbackUrl, type OAuthProviderConfig } from '../oauth-config.js';
-import { discoveryError } from './oauth-errors.js';
+import { AppError } from '../../errors/app-error.js';
+import { isLoopbackUrl, type OAuthProviderConfig } from '../../oauth-config.js';
+import { discoveryError } from './errors.js';
 
 /** Seconds a discovery request (and every later request to the issuer) may take before the issuer counts as down. */
 const ISSUER_TIMEOUT_SECONDS = 5;

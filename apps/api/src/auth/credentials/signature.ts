@@ -1,8 +1,8 @@
 // Signed requests (SPEC §3): HMAC-SHA256 over METHOD, PATH, sorted QUERY and the body hash; 5-minute window, one-time nonce.
 import { createHmac } from 'node:crypto';
-import { AppError } from '../errors/app-error.js';
-import { safeEqual, sha256 } from './hashing.js';
-import type { NonceStore } from '../shared-state/nonces/store.js';
+import { AppError } from '../../errors/app-error.js';
+import { safeEqual, sha256 } from '../hashing.js';
+import type { NonceStore } from '../../shared-state/nonces/store.js';
 
 export const SIGNATURE_WINDOW_MS = 5 * 60 * 1000;
 const SIGNATURE_PARAMS = ['timestamp', 'nonce', 'signature'] as const;

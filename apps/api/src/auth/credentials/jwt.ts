@@ -2,9 +2,9 @@
 import fastifyJwt from '@fastify/jwt';
 import type { FastifyInstance } from 'fastify';
 import { randomUUID } from 'node:crypto';
-import { AppError } from '../errors/app-error.js';
-import type { Secrets } from '../secrets.js';
-import { systemClock, type Clock } from './clock.js';
+import { AppError } from '../../errors/app-error.js';
+import type { Secrets } from '../../secrets.js';
+import { systemClock, type Clock } from '../clock.js';
 
 declare module '@fastify/jwt' {
   interface FastifyJWT {

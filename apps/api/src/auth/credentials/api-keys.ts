@@ -1,9 +1,9 @@
 // API keys: `upk_<prefix>_<secret>`, shown once at creation, stored as a SHA-256 hash next to the visible prefix.
 import type { ApiKey, PrismaClient } from '@users-posts/db';
 import { randomBytes } from 'node:crypto';
-import { AppError } from '../errors/app-error.js';
-import type { Clock } from './clock.js';
-import { randomSecret, sha256 } from './hashing.js';
+import { AppError } from '../../errors/app-error.js';
+import type { Clock } from '../clock.js';
+import { randomSecret, sha256 } from '../hashing.js';
 
 const KEY_PATTERN = /^upk_([0-9a-f]{12})_[A-Za-z0-9_-]{43}$/;
 /** Keys one user may hold (the contract's `maxItems` on the list): a user scripting creations would otherwise grow

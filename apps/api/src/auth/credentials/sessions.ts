@@ -1,7 +1,7 @@
 // Server-side sessions: the `sid` cookie holds a random secret; the database holds its hash and expiry (1 day).
 import type { PrismaClient } from '@users-posts/db';
-import type { Clock } from './clock.js';
-import { randomSecret, sha256 } from './hashing.js';
+import type { Clock } from '../clock.js';
+import { randomSecret, sha256 } from '../hashing.js';
 
 export const SESSION_COOKIE = 'sid';
 export const SESSION_TTL_SECONDS = 24 * 60 * 60;

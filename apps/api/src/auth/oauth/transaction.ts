@@ -8,7 +8,7 @@
 // the login to this browser: a callback URL replayed elsewhere lacks the cookie, and the code alone cannot be redeemed
 // without the verifier. It is cleared by the callback whatever the outcome, so each transaction is used once.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from '../errors/app-error.js';
+import { AppError } from '../../errors/app-error.js';
 
 export const OAUTH_TRANSACTION_COOKIE = 'oauth_tx';
 export const OAUTH_TRANSACTION_TTL_SECONDS = 10 * 60;

@@ -1,6 +1,6 @@
 // Maps openid-client failures onto the AppError table: the issuer unreachable → 503, a rejected login → 400/401.
 import { AuthorizationResponseError, ClientError, ResponseBodyError, WWWAuthenticateChallengeError } from 'openid-client';
-import { AppError } from '../errors/app-error.js';
+import { AppError } from '../../errors/app-error.js';
 
 /** The error and its causes (openid-client wraps errors it does not recognise, e.g. from another realm). */
 function chain(error: unknown): unknown[] {

@@ -1,9 +1,9 @@
 // The two protocol steps of an OpenID Connect login: the authorization URL (PKCE S256, state, nonce) and the code exchange.
 import * as oidc from 'openid-client';
-import { AppError } from '../errors/app-error.js';
-import { exchangeError } from './oauth-errors.js';
-import type { OAuthProvider } from './oauth-providers.js';
-import { OAUTH_TRANSACTION_TTL_SECONDS, type OAuthTransaction } from './oauth-transaction.js';
+import { AppError } from '../../errors/app-error.js';
+import { exchangeError } from './errors.js';
+import type { OAuthProvider } from './providers.js';
+import { OAUTH_TRANSACTION_TTL_SECONDS, type OAuthTransaction } from './transaction.js';
 
 const SCOPE = 'openid email profile';
 

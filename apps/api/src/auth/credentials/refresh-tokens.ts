@@ -1,9 +1,9 @@
 // Refresh-token rotation: one-time tokens in families, stored as hashes; reuse of a spent token revokes the user.
 import type { PrismaClient } from '@users-posts/db';
 import { randomUUID } from 'node:crypto';
-import { AppError } from '../errors/app-error.js';
-import type { Clock } from './clock.js';
-import { sha256 } from './hashing.js';
+import { AppError } from '../../errors/app-error.js';
+import type { Clock } from '../clock.js';
+import { sha256 } from '../hashing.js';
 import type { TokenCodec } from './jwt.js';
 import type { SessionService } from './sessions.js';
 
