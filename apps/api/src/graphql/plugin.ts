@@ -188,4 +188,4 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
   });
 }
 
-export default fp(graphqlPlugin, { name: 'graphql', dependencies: ['database', 'auth', 'metrics', 'rate-limit'] });
+export default fp(graphqlPlugin, { name: 'graphql', dependencies: ['database', 'error-handler', 'auth', 'metrics', 'rate-limit'] });

@@ -2,6 +2,8 @@
 //
 // What Redis holds (each behind the same interface as its in-memory twin): the postCreated fan-out (event bus),
 // the access-token logout blocklist, signed-request nonces, and rate-limit counters (plugins/rate-limit.ts).
+// Idempotency-Key records are a port of shared-state/ too, kept in the database (every instance shares it), and
+// built by the REST door (rest/plugin.ts), which alone uses them.
 // When Redis is lost at run time (decided in issue 6, documented in the README "Running several instances"):
 //   - security checks fail closed: a Bearer token (blocklist lookup), a logout, a signed request (nonce) → 503;
 //     anonymous requests, session cookies and API keys do not touch Redis and keep working;

@@ -3,13 +3,14 @@
 // in the database for IDEMPOTENCY_TTL_SECONDS with a fingerprint of the request; a retry with the same key and the
 // same request gets that answer again without running (no second row, no second event); the same key with another
 // request → 422; while the first still runs → 409 (40901). Keys belong to the caller (a user, or the signing service;
-// anonymous requests keep none). Kept in the database so every instance sees them. Written by hand: no maintained
-// Fastify plugin stores answers across instances (fastify-idempotency keeps them in one process's memory).
-import type { Prisma, PrismaClient } from '@users-posts/db';
+// anonymous requests keep none). Kept behind the IdempotencyStore port (shared-state/idempotency/), in the database so
+// every instance sees them. Written by hand: no maintained Fastify plugin stores answers across instances
+// (fastify-idempotency keeps them in one process's memory).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { createHmac, randomUUID } from 'node:crypto';
 import type { Principal } from '../auth/principal.js';
 import { AppError } from '../errors/app-error.js';
+import type { ClaimedKey, IdempotencyStore } from '../shared-state/idempotency/store.js';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 /** How long a first request may run before a retry may take its key over (it crashed, or its instance died). */
@@ -19,8 +20,7 @@ const KEPT_HEADERS = ['content-type', 'location', 'etag'] as const;
 
 const kRecord = Symbol('idempotencyRecord');
 /** The claimed record, and the claim's own token: a run whose lease was taken over cannot write or drop the record. */
-type Claim = { scope: string; key: string; claim: string };
-type KeyedRequest = FastifyRequest & { [kRecord]?: Claim };
+type KeyedRequest = FastifyRequest & { [kRecord]?: ClaimedKey };
 
 /** Whose key; undefined for an anonymous caller, whose keys are not kept (anyone could fill one shared scope). */
 const scopeOf = (principal: Principal) => (principal.kind === 'user' ? `user:${principal.userId}` : principal.kind === 'service' ? 'service' : undefined);
@@ -44,36 +44,49 @@ function fingerprintOf(request: FastifyRequest, secret: string): string {
     .digest('base64url');
 }
 
-const isUniqueViolation = (error: unknown) => (error as { code?: unknown }).code === 'P2002';
+export interface IdempotencyOptions {
+  store: IdempotencyStore;
+  /** The key of the fingerprints' HMAC. */
+  secret: string;
+  ttlSeconds: number;
+}
+
+/** The route hooks of the keyed operations: `preHandler` claims the key, `onSend` keeps the answer. */
+export interface IdempotencyHooks {
+  claim(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined>;
+  record(request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void): void;
+}
+
+export function idempotencyHooks(options: IdempotencyOptions): IdempotencyHooks {
+  return {
+    claim: (request, reply) => claimIdempotencyKey(options, request, reply),
+    record: (request, reply, payload, done) => recordIdempotentAnswer(options.store, request, reply, payload, done),
+  };
+}
 
 /**
  * Route `preHandler` of the keyed operations (those whose contract declares the header): without a key, nothing
  * happens. With one: the first request claims it and runs; a retry of a finished one is answered from the record.
  */
-export async function claimIdempotencyKey(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+async function claimIdempotencyKey(options: IdempotencyOptions, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
   const key = request.headers[IDEMPOTENCY_HEADER];
   const scope = scopeOf(request.principal);
   if (typeof key !== 'string' || scope === undefined) return undefined;
-  const prisma = request.server.db.prisma;
-  const fingerprint = fingerprintOf(request, request.server.config.secrets.session);
-  const ttlMs = request.server.config.idempotencyTtlSeconds * 1000;
+  const { store } = options;
+  const fingerprint = fingerprintOf(request, options.secret);
+  const ttlMs = options.ttlSeconds * 1000;
   for (let attempt = 0; attempt < 3; attempt += 1) {
     const now = Date.now();
     const claim = randomUUID();
-    try {
-      await prisma.idempotencyRecord.create({
-        data: { scope, key, claim, fingerprint, lockedUntil: new Date(now + RUN_LEASE_MS), expiresAt: new Date(now + ttlMs) },
-      });
+    if (await store.create({ scope, key, claim }, { fingerprint, lockedUntil: now + RUN_LEASE_MS, expiresAt: now + ttlMs })) {
       (request as KeyedRequest)[kRecord] = { scope, key, claim };
       return undefined; // first: run
-    } catch (error) {
-      if (!isUniqueViolation(error)) throw error;
     }
-    const existing = await prisma.idempotencyRecord.findUnique({ where: { scope_key: { scope, key } } });
+    const existing = await store.find(scope, key);
     if (!existing) continue; // expired and removed meanwhile: claim again
     // Expired: dropped and claimed anew, unless it still runs (a TTL shorter than the run: never under its feet).
-    if (existing.expiresAt.getTime() <= now && (existing.status !== null || existing.lockedUntil.getTime() <= now)) {
-      await prisma.idempotencyRecord.deleteMany({ where: { scope, key, claim: existing.claim } });
+    if (existing.expiresAt <= now && (existing.answer !== undefined || existing.lockedUntil <= now)) {
+      await store.drop({ scope, key, claim: existing.claim });
       continue;
     }
     if (existing.fingerprint !== fingerprint) {
@@ -81,13 +94,10 @@ export async function claimIdempotencyKey(request: FastifyRequest, reply: Fastif
         { field: 'Idempotency-Key', message: 'was used for a different request' },
       ]);
     }
-    if (existing.status === null) {
+    if (existing.answer === undefined) {
       // Still running, unless its lease ran out (a crashed request): then this retry takes the key over, with a claim
       // of its own, so that the first run, should it still answer, can neither record nor release it.
-      const takenOver =
-        existing.lockedUntil.getTime() <= now &&
-        (await prisma.idempotencyRecord.updateMany({ where: { scope, key, claim: existing.claim, status: null }, data: { claim, lockedUntil: new Date(now + RUN_LEASE_MS) } }))
-          .count === 1;
+      const takenOver = existing.lockedUntil <= now && (await store.takeOver({ scope, key, claim: existing.claim }, { claim, lockedUntil: now + RUN_LEASE_MS }));
       if (!takenOver) {
         throw new AppError('IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is still running: retry once it has answered');
       }
@@ -95,8 +105,8 @@ export async function claimIdempotencyKey(request: FastifyRequest, reply: Fastif
       return undefined;
     }
     // A retry of a finished request: its answer again, byte for byte.
-    reply.code(existing.status).headers({ ...(existing.headers as Record<string, string>), 'idempotent-replayed': 'true' });
-    return reply.send(existing.body ?? undefined);
+    reply.code(existing.answer.status).headers({ ...existing.answer.headers, 'idempotent-replayed': 'true' });
+    return reply.send(existing.answer.body ?? undefined);
   }
   throw new AppError('IDEMPOTENCY_KEY_IN_USE', 'This Idempotency-Key is being claimed by another request: retry');
 }
@@ -106,23 +116,25 @@ export async function claimIdempotencyKey(request: FastifyRequest, reply: Fastif
  * body as sent); a 5xx, 408 or 429 releases the key instead, so that a retry runs again. Written before the answer leaves, so a
  * retry that follows it finds it.
  */
-export function recordIdempotentAnswer(request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void): void {
+function recordIdempotentAnswer(
+  store: IdempotencyStore,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  payload: unknown,
+  done: (error: null, payload: unknown) => void,
+): void {
   const claimed = (request as KeyedRequest)[kRecord];
   if (!claimed) return done(null, payload);
   (request as KeyedRequest)[kRecord] = undefined;
-  const prisma: PrismaClient = request.server.db.prisma;
   // Not kept: a server failure, a timeout or a rate limit says nothing about the write; its retry must run again.
   const release = reply.statusCode >= 500 || reply.statusCode === 408 || reply.statusCode === 429;
   const stored = release
-    ? prisma.idempotencyRecord.deleteMany({ where: claimed })
-    : prisma.idempotencyRecord.updateMany({
-          where: claimed,
-          data: {
-            status: reply.statusCode,
-            headers: Object.fromEntries(KEPT_HEADERS.flatMap((name) => (reply.hasHeader(name) ? [[name, String(reply.getHeader(name))]] : []))) as Prisma.InputJsonObject,
-            body: typeof payload === 'string' ? payload : payload === undefined || payload === null ? null : String(payload),
-          },
-        });
+    ? store.drop(claimed)
+    : store.keep(claimed, {
+        status: reply.statusCode,
+        headers: Object.fromEntries(KEPT_HEADERS.flatMap((name) => (reply.hasHeader(name) ? [[name, String(reply.getHeader(name))]] : []))),
+        body: typeof payload === 'string' ? payload : payload === undefined || payload === null ? null : String(payload),
+      });
   stored.then(
     () => done(null, payload),
     (error: unknown) => {
@@ -131,9 +143,4 @@ export function recordIdempotentAnswer(request: FastifyRequest, reply: FastifyRe
       done(null, payload);
     },
   );
-}
-
-/** Removes expired records (every instance, hourly: expired ones are also skipped and replaced when met). */
-export function purgeExpiredIdempotencyRecords(prisma: PrismaClient): Promise<unknown> {
-  return prisma.idempotencyRecord.deleteMany({ where: { expiresAt: { lte: new Date() } } });
 }

@@ -7,7 +7,8 @@ import type { RestContext } from './context.js';
 import { openapiDocument } from './contract.js';
 import { operationHandlers } from './operations.js';
 import { collectionEtag } from './conditional.js';
-import { claimIdempotencyKey, IDEMPOTENCY_HEADER, purgeExpiredIdempotencyRecords, recordIdempotentAnswer } from './idempotency.js';
+import { IDEMPOTENCY_HEADER, idempotencyHooks } from './idempotency.js';
+import { DatabaseIdempotencyStore } from '../shared-state/idempotency/database.js';
 import { checkBody, operationBodies } from './request-body.js';
 import { enforce, operationRequirements } from './requirements.js';
 import { routeOptions } from './route-options.js';
@@ -83,7 +84,10 @@ async function restPlugin(app: FastifyInstance): Promise<void> {
   const requirements = operationRequirements(specification);
   const collectionReads = etaggedReads(specification);
   const keyedWrites = idempotentWrites(specification);
-  const purge = setInterval(() => void purgeExpiredIdempotencyRecords(app.db.prisma).catch(() => undefined), 3_600_000).unref();
+  const idempotencyStore = new DatabaseIdempotencyStore(app.db.prisma);
+  const idempotency = idempotencyHooks({ store: idempotencyStore, secret: app.config.secrets.session, ttlSeconds: app.config.idempotencyTtlSeconds });
+  // Expired records are also skipped and replaced when met; every instance sweeps the rest hourly.
+  const purge = setInterval(() => void idempotencyStore.purgeExpired(Date.now()).catch(() => undefined), 3_600_000).unref();
   app.addHook('onClose', async () => clearInterval(purge));
   const bodies = operationBodies(specification);
   app.setValidatorCompiler(createValidatorCompiler());
@@ -104,7 +108,7 @@ async function restPlugin(app: FastifyInstance): Promise<void> {
           checkBody(body, request);
         },
         ...(keyedWrites.has(operationId)
-          ? { preHandler: claimIdempotencyKey, onSend: [answerInVendorMediaType, recordIdempotentAnswer] }
+          ? { preHandler: idempotency.claim, onSend: [answerInVendorMediaType, idempotency.record] }
           : { onSend: collectionReads.has(operationId) ? [collectionEtag, answerInVendorMediaType] : answerInVendorMediaType }),
       };
       // An operation of the contract without a handler is a build error, not a route that fails at request time.
@@ -114,4 +118,4 @@ async function restPlugin(app: FastifyInstance): Promise<void> {
   });
 }
 
-export default fp(restPlugin, { name: 'rest', dependencies: ['database', 'error-handler', 'auth'] });
+export default fp(restPlugin, { name: 'rest', dependencies: ['database', 'error-handler', 'auth', 'rate-limit'] });
