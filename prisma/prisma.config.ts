@@ -8,7 +8,7 @@ import { defineConfig } from 'prisma/config';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 // Must be set before the CLI looks for its schema engine: it then neither downloads nor needs the native binary.
-process.env.PRISMA_SCHEMA_ENGINE_BINARY ??= path.join(root, 'packages/db/bin/schema-engine.mjs');
+process.env.PRISMA_SCHEMA_ENGINE_BINARY ??= path.join(root, 'packages/schema-engine-bridge/bin/schema-engine.mjs');
 
 const pgliteDir = path.resolve(root, process.env.PGLITE_DIR ?? '.data/pglite');
 

@@ -23,8 +23,9 @@ const EXTERNAL = ['@node-rs/argon2', '@fastify/swagger-ui', '@fastify/helmet', '
  * bundle first, since @prisma/schema-engine-wasm is not resolvable from apps/api).
  */
 const requireFromDb = createRequire(path.join(root, 'packages/db/package.json'));
+const requireFromBridge = createRequire(path.join(root, 'packages/schema-engine-bridge/package.json'));
 const pgliteDist = path.dirname(requireFromDb.resolve('@electric-sql/pglite'));
-const schemaEngineDir = path.dirname(requireFromDb.resolve('@prisma/schema-engine-wasm/schema_engine_bg'));
+const schemaEngineDir = path.dirname(requireFromBridge.resolve('@prisma/schema-engine-wasm/schema_engine_bg'));
 const RUNTIME_FILES = [
   path.join(pgliteDist, 'pglite.wasm'),
   path.join(pgliteDist, 'pglite.data'),

@@ -5,7 +5,7 @@ import type { SqlDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import pg from 'pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaClient } from './generated/prisma/client.js';
-import { openOwned } from './directory-lock.js';
+import { openOwned } from '@users-posts/schema-engine-bridge';
 import { applyMigrations } from './migrate.js';
 import { createSqlReader, type SqlReader } from './sql-reader.js';
 import { tapAdapterFactory } from './statement-counter.js';

@@ -5,9 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
-import type { MigrationList } from '@prisma/schema-engine-wasm';
-import { openSchemaEngine } from './engine/load-wasm-engine.js';
-import { pgliteMigrationAdapter, pgMigrationAdapter } from './engine/migration-adapters.js';
+import { openSchemaEngine, pgliteMigrationAdapter, pgMigrationAdapter, type MigrationList } from '@users-posts/schema-engine-bridge';
 
 /** The repository's `prisma/migrations` folder. */
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../../prisma/migrations', import.meta.url));

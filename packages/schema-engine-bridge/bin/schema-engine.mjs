@@ -25,9 +25,9 @@ import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { parseIntoClientConfig } from 'pg-connection-string';
 import { DirectoryLockedError, openOwned } from '../src/directory-lock.js';
-import { openSchemaEngine, schemaEngineVersion } from '../src/engine/load-wasm-engine.js';
-import { pgMigrationAdapter, pgliteMigrationAdapter } from '../src/engine/migration-adapters.js';
-import { SHADOW_GAP, createMigrationViaReplay, diffWithMigrationsViaReplay, evaluateDataLossViaReplay } from '../src/engine/shadow-replay.js';
+import { openSchemaEngine, schemaEngineVersion } from '../src/load-wasm-engine.js';
+import { pgMigrationAdapter, pgliteMigrationAdapter } from '../src/migration-adapters.js';
+import { SHADOW_GAP, createMigrationViaReplay, diffWithMigrationsViaReplay, evaluateDataLossViaReplay } from '../src/shadow-replay.js';
 
 const { values: args, positionals } = parseArgs({
   strict: false,
@@ -151,7 +151,7 @@ const send = (/** @type {object} */ msg) => process.stdout.write(`${JSON.stringi
 
 async function serveJsonRpc() {
   const { engine, factory, datamodels, close } = await startEngine();
-  /** Engine methods, with the shadow-database gaps of the WASM engine filled in (see src/engine/shadow-replay.js). */
+  /** Engine methods, with the shadow-database gaps of the WASM engine filled in (see src/shadow-replay.js). */
   const replays = {
     createMigration: createMigrationViaReplay,
     evaluateDataLoss: evaluateDataLossViaReplay,
