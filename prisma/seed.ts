@@ -5,7 +5,7 @@
 // Idempotent: a demo user whose e-mail exists is left as it is (with whatever posts it has); only the missing ones
 // are created, so a second run changes nothing and says so.
 import { createDatabase, databaseOptionsFromEnv, DirectoryLockedError, type Prisma } from '@users-posts/db';
-import { hashPassword } from '../apps/api/src/auth/passwords.js';
+import { hashPassword } from '../apps/api/src/auth/credentials/passwords.js';
 
 const DEMO_PASSWORD = 'demo-password';
 const people = [

@@ -1,4 +1,4 @@
-// `pnpm codegen`: regenerates packages/contracts/src/generated from schema.graphql and openapi.yaml.
+// `pnpm codegen`: regenerates every contract-derived file (scripts/contracts/generate.ts lists them) from schema.graphql and openapi.yaml.
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { generateContracts, repoRoot } from './contracts/generate.js';

@@ -1,4 +1,6 @@
-// Generates every file of packages/contracts/src/generated from the two contracts, in memory.
+// Generates every contract-derived file from the two contracts, in memory: packages/contracts/src/generated (the schema's
+// and the REST types), the server's resolver signatures (apps/api/src/graphql/generated/resolvers.ts, codegen.yml) and
+// the client's trusted-documents manifest.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -2,14 +2,15 @@
 // masks, and the `{errors: [...]}` body of answers written outside Yoga (refusals before or beside execution).
 import { GraphQLError } from 'graphql';
 import { createGraphQLError } from 'graphql-yoga';
-import { AppError, GRAPHQL_CODES } from '../errors/app-error.js';
+import { AppError, clip, FIELD_MAX, GRAPHQL_CODES, MESSAGE_MAX } from '../errors/app-error.js';
 import { originalOf, toAppError } from '../errors/to-app-error.js';
 
 /** What `extensions` carries for an application error. */
 export function extensionsOf(error: AppError): Record<string, unknown> {
+  // Bounded like REST's (rest/error-envelope.ts): a message or field may echo what a client sent.
   return {
     code: error.kind.graphqlCode,
-    ...(error.fields ? { fields: error.fields } : {}),
+    ...(error.fields ? { fields: error.fields.map((field) => ({ field: clip(field.field, FIELD_MAX), message: clip(field.message, MESSAGE_MAX) })) } : {}),
     // a refused `expectedVersion`: the version found, to read again or decide
     ...(error.currentVersion !== undefined ? { currentVersion: error.currentVersion } : {}),
   };
@@ -17,7 +18,7 @@ export function extensionsOf(error: AppError): Record<string, unknown> {
 
 /** The body of an error answered over HTTP outside Yoga: 406/415, the caps' 429, failures before GraphQL runs. */
 export function graphqlErrorBody(error: AppError): { errors: Array<{ message: string; extensions: Record<string, unknown> }> } {
-  return { errors: [{ message: error.message, extensions: extensionsOf(error) }] };
+  return { errors: [{ message: clip(error.message, MESSAGE_MAX), extensions: extensionsOf(error) }] };
 }
 
 /**
@@ -31,11 +32,11 @@ export function maskError(error: unknown, message: string, isDev = false): Error
   const location = { nodes: graphqlError?.nodes, path: graphqlError?.path, source: graphqlError?.source };
   if (appError) {
     // In place when it is already a GraphQL error (see below: a replaced error is logged as a server error).
-    if (graphqlError && graphqlError.message === appError.message) {
+    if (graphqlError && graphqlError.message === appError.message && appError.message.length <= MESSAGE_MAX) {
       Object.assign(graphqlError.extensions, extensionsOf(appError));
       return graphqlError;
     }
-    return createGraphQLError(appError.message, { ...location, extensions: extensionsOf(appError) });
+    return createGraphQLError(clip(appError.message, MESSAGE_MAX), { ...location, extensions: extensionsOf(appError) });
   }
   // GraphQL's own errors (syntax, validation, variable coercion) are safe to show as they are. Those without a code, or
   // with one outside SPEC §2 (Yoga's OPERATION_RESOLUTION_FAILURE for an operationName that picks no operation,

@@ -75,7 +75,9 @@ export function clientErrorHandler(error: NodeJS.ErrnoException, socket: Duplex)
     socket.destroy();
     return;
   }
-  socket.end(rawErrorResponse(toAppError(error) ?? new AppError('BAD_REQUEST')));
+  // A socket's own failure (EPIPE, ETIMEDOUT) would translate as the database's absence: only a 4xx is the client's.
+  const appError = toAppError(error);
+  socket.end(rawErrorResponse(appError && appError.status < 500 ? appError : new AppError('BAD_REQUEST')));
 }
 
 export default fp(errorHandlerPlugin, { name: 'error-handler' });
