@@ -1,7 +1,7 @@
 // The field rules of SPEC §1 (name, email, password, age, texts), the storable-text check, and how failures are reported.
 import { describe, expect, it } from '@jest/globals';
 import { AppError, ErrorKinds } from '../errors/app-error.js';
-import { EMAIL_MAX, isStorableText, requireFields, rules, validate } from './validation.js';
+import { characters, EMAIL_MAX, isStorableText, requireFields, rules, validate } from './validation.js';
 
 const UNSTORABLE = 'must not contain NUL characters or unpaired surrogates';
 
@@ -90,6 +90,26 @@ describe('rules', () => {
   it('age: an integer from 0 to 150, or null (no age)', () => {
     for (const age of [0, 36, 150, null]) expect(rules.age(age)).toBeUndefined();
     for (const age of [-1, 151, 30.5, '30', NaN, Infinity, true]) expect(rules.age(age)).toBe('must be an integer from 0 to 150');
+  });
+});
+
+describe('lengths in characters, as the contract counts them (REST and GraphQL agree)', () => {
+  it('counts a surrogate pair as one character, and a lone surrogate as one', () => {
+    expect(characters('🙂🙂')).toBe(2);
+    expect(characters('a🙂b')).toBe(3);
+    expect(characters('\uD83D')).toBe(1);
+    expect(characters('\uDE42\uD83D')).toBe(2);
+  });
+
+  it('accepts a 100-emoji name and refuses a 101-emoji one, as Ajv does on the REST door', () => {
+    expect(rules.name('🙂'.repeat(100))).toBeUndefined();
+    expect(rules.name('🙂'.repeat(101))).toBe('must be at most 100 characters');
+  });
+
+  it('refuses a 4-emoji password (4 characters, 8 UTF-16 units) and accepts an 8-emoji one', () => {
+    expect(rules.password('🙂'.repeat(4))).toBe('must be 8 to 128 characters');
+    expect(rules.password('🙂'.repeat(8))).toBeUndefined();
+    expect(rules.password('🙂'.repeat(129))).toBe('must be 8 to 128 characters');
   });
 });
 

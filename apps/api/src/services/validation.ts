@@ -19,6 +19,26 @@ export function isStorableText(value: string): boolean {
 
 const UNSTORABLE = 'must not contain NUL characters or unpaired surrogates';
 
+/**
+ * Length in characters (code points), as the contract counts it (JSON Schema's `maxLength`, which Ajv checks on the
+ * REST door) and as PostgreSQL's `varchar(n)` does: an emoji is one character, not two UTF-16 units. Counting units
+ * made GraphQL refuse a 60-emoji name REST accepts, and accept a 4-emoji password REST refuses.
+ */
+export function characters(value: string): number {
+  let count = value.length;
+  for (let i = 0; i < value.length - 1; i += 1) {
+    const unit = value.charCodeAt(i);
+    if (unit >= 0xd800 && unit <= 0xdbff) {
+      const next = value.charCodeAt(i + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        count -= 1;
+        i += 1;
+      }
+    }
+  }
+  return count;
+}
+
 const text = (min: number, max: number): Check => (value) =>
   typeof value !== 'string'
     ? 'must be a string'
@@ -26,16 +46,16 @@ const text = (min: number, max: number): Check => (value) =>
       ? UNSTORABLE
       : value.trim().length < min
       ? `must not be empty`
-      : value.length > max
+      : characters(value) > max
         ? `must be at most ${max} characters`
         : undefined;
 
 export const rules = {
   name: text(1, 100),
   email: (value: unknown) =>
-    typeof value !== 'string' ? 'must be a string' : value.length > EMAIL_MAX ? `must be at most ${EMAIL_MAX} characters` : !isStorableText(value) ? UNSTORABLE : EMAIL.test(value) ? undefined : 'must be an e-mail address',
+    typeof value !== 'string' ? 'must be a string' : characters(value) > EMAIL_MAX ? `must be at most ${EMAIL_MAX} characters` : !isStorableText(value) ? UNSTORABLE : EMAIL.test(value) ? undefined : 'must be an e-mail address',
   password: (value: unknown) =>
-    typeof value !== 'string' ? 'must be a string' : !isStorableText(value) ? UNSTORABLE : value.length < 8 || value.length > 128 ? 'must be 8 to 128 characters' : undefined,
+    typeof value !== 'string' ? 'must be a string' : !isStorableText(value) ? UNSTORABLE : characters(value) < 8 || characters(value) > 128 ? 'must be 8 to 128 characters' : undefined,
   age: (value: unknown) =>
     value === null ? undefined : !Number.isInteger(value) || (value as number) < 0 || (value as number) > 150 ? 'must be an integer from 0 to 150' : undefined,
   title: text(1, 200),

@@ -44,4 +44,24 @@ describe('REST ⇄ GraphQL parity', () => {
     expect(rest.json().message).toBe(gql.errors?.[0]?.message);
     expect(await app.db.prisma.post.count()).toBe(before);
   });
+
+  it('counts lengths in characters on both doors: the same emoji name is taken by both, the same emoji password refused by both', async () => {
+    const CREATE = 'mutation ($input: CreateUserInput!) { createUser(input: $input) { id name } }';
+    const name = '🙂'.repeat(60); // 60 characters, 120 UTF-16 units: within the contract's 100
+    const rest = await app.inject({ method: 'POST', url: '/api/v1/users', payload: { name, email: 'emoji-rest@example.com', password: 'long enough' } });
+    const gql = await graphql<{ createUser: { name: string } }>(app, CREATE, { input: { name, email: 'emoji-gql@example.com', password: 'long enough' } });
+    expect(rest.statusCode).toBe(201);
+    expect(gql.errors).toBeUndefined();
+    expect(gql.data!.createUser.name).toBe(name);
+
+    const before = await app.db.prisma.user.count();
+    const short = '🙂'.repeat(4); // 4 characters (8 UTF-16 units): under the contract's 8
+    const restShort = await app.inject({ method: 'POST', url: '/api/v1/users', payload: { name: 'Short', email: 'short-rest@example.com', password: short } });
+    const gqlShort = await graphql(app, CREATE, { input: { name: 'Short', email: 'short-gql@example.com', password: short } });
+    expect(restShort.statusCode).toBe(422);
+    expect(restShort.json().errors.map((error: { field: string }) => error.field)).toEqual(['password']);
+    expect(gqlShort.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    expect((gqlShort.errors?.[0]?.extensions?.fields as { field: string }[]).map((error) => error.field)).toEqual(['password']);
+    expect(await app.db.prisma.user.count()).toBe(before);
+  });
 });
