@@ -1,23 +1,13 @@
 // Who may do what: 401 for nobody, 403 for too little, users versus the signed-request service, and acting for a user.
 import { describe, expect, it } from '@jest/globals';
-import { AppError, ErrorKinds } from '../errors/app-error.js';
+import { ErrorKinds } from '../errors/app-error.js';
 import { anonymous, canActFor, requireAuthenticated, requireRole, requireUser, type Principal } from './principal.js';
+import { refusal } from '../../test/support/refusal.js';
 
 const user: Principal = { kind: 'user', userId: 7, role: 'USER', via: 'bearer', token: { jti: 'jti-7', exp: 1_700_000_900 } };
 const admin: Principal = { kind: 'user', userId: 1, role: 'ADMIN', via: 'session', sessionId: 'hash-of-sid' };
 const apiKeyUser: Principal = { kind: 'user', userId: 8, role: 'USER', via: 'api_key' };
 const service: Principal = { kind: 'service', role: 'ADMIN', via: 'signature' };
-
-/** The AppError `run` throws (fails the test when it throws nothing or something else). */
-function refusal(run: () => unknown): AppError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof AppError) return error;
-    throw error;
-  }
-  throw new Error('expected a refusal, got an answer');
-}
 
 const UNAUTHENTICATED = { kind: ErrorKinds.UNAUTHENTICATED, status: 401, message: 'Authentication required' };
 

@@ -1,7 +1,8 @@
 // Keyset cursors: what one listing issues reads back there, and nowhere else; a tampered, forged or malformed one is a 400.
 import { describe, expect, it } from '@jest/globals';
-import { AppError, ErrorKinds } from '../errors/app-error.js';
+import { ErrorKinds } from '../errors/app-error.js';
 import { decodeCursor, encodeCursor, type CursorKind, type CursorScope } from './cursor.js';
+import { refusal } from '../../test/support/refusal.js';
 
 const USERS_BY_NAME: CursorScope = { collection: 'users', field: 'name', direction: 'asc', filters: { equal: { role: 'USER' }, search: null } };
 const USERS_BY_AGE: CursorScope = { ...USERS_BY_NAME, field: 'age' };
@@ -13,17 +14,6 @@ const STATUSES = ['pending', 'paid', 'shipped', 'cancelled'] as const;
 const payloadOf = (cursor: string): Record<string, unknown> => JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
 const forge = (payload: unknown): string => Buffer.from(JSON.stringify(payload)).toString('base64url');
 const tamper = (cursor: string, changes: Record<string, unknown>): string => forge({ ...payloadOf(cursor), ...changes });
-
-/** The AppError `run` throws (fails the test when it throws nothing or something else). */
-function refusal(run: () => unknown): AppError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof AppError) return error;
-    throw error;
-  }
-  throw new Error('expected a refusal, got an answer');
-}
 
 /** The 400 a refused cursor is, naming `parameter`. */
 const refused = (message: string, parameter = 'cursor') => ({

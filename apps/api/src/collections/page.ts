@@ -20,6 +20,10 @@ export interface PageField {
   cast?: string;
 }
 
+/** The two fields every collection has: its id, and the creation time (`timestamp(3)`, as Prisma declares it). */
+export const ID_FIELD: PageField = { column: 'id', kind: 'id' };
+export const CREATED_AT_FIELD: PageField = { column: 'created_at', kind: 'date', cast: 'timestamp(3)' };
+
 /** One collection's table, as the pager reads it. */
 export interface PageSource<Field extends string = string> {
   /** The collection's name, so its cursors are refused by every other listing (SPEC §4). */

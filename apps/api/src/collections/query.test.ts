@@ -1,6 +1,6 @@
 // The collection conventions of SPEC §4: which paging mode, sort, fields and search each query string asks for, and the 400s.
 import { describe, expect, it } from '@jest/globals';
-import { AppError, ErrorKinds } from '../errors/app-error.js';
+import { ErrorKinds } from '../errors/app-error.js';
 import {
   DEFAULT_PAGE_SIZE,
   MAX_PAGE_SIZE,
@@ -10,6 +10,7 @@ import {
   type CollectionParams,
   type CollectionRules,
 } from './query.js';
+import { refusal } from '../../test/support/refusal.js';
 
 type UserSortField = 'id' | 'name' | 'email' | 'age' | 'createdAt';
 
@@ -20,17 +21,6 @@ const USERS: CollectionRules<UserSortField> = {
 };
 
 const parse = (params: CollectionParams) => parseCollectionQuery(params, USERS);
-
-/** The AppError `run` throws (fails the test when it throws nothing or something else). */
-function refusal(run: () => unknown): AppError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof AppError) return error;
-    throw error;
-  }
-  throw new Error('expected a refusal, got an answer');
-}
 
 /** The 400 naming `parameter`. */
 const refused = (parameter: string, message: string) => ({

@@ -1,7 +1,7 @@
 // The comments domain: reads of comments (filters by post and author, search over body) and commenting on a post.
 import type { Comment, PrismaClient, SqlReader } from '@users-posts/db';
 import { requireUser, type Principal } from '../auth/principal.js';
-import { findPage, type PageResult, type PageSource } from '../collections/page.js';
+import { CREATED_AT_FIELD, findPage, ID_FIELD, type PageResult, type PageSource } from '../collections/page.js';
 import type { CollectionQuery } from '../collections/query.js';
 import { AppError } from '../errors/app-error.js';
 import { parseId } from './ids.js';
@@ -31,8 +31,8 @@ const COMMENTS_PAGE: PageSource<CommentSortField | 'postId' | 'authorId' | 'body
   table: 'comments',
   columns: COMMENT_COLUMNS,
   fields: {
-    id: { column: 'id', kind: 'id' },
-    createdAt: { column: 'created_at', kind: 'date', cast: 'timestamp(3)' },
+    id: ID_FIELD,
+    createdAt: CREATED_AT_FIELD,
     postId: { column: 'post_id', kind: 'integer' },
     authorId: { column: 'author_id', kind: 'integer' },
     body: { column: 'body', kind: 'string' },

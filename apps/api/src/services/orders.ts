@@ -1,7 +1,7 @@
 // The orders domain: a user's orders, readable and writable by that user or an ADMIN; the owner may only cancel.
 import type { Order, OrderStatus, PrismaClient, SqlReader } from '@users-posts/db';
 import { canActFor, requireAuthenticated, type AuthenticatedPrincipal, type Principal } from '../auth/principal.js';
-import { findPage, type PageResult, type PageSource } from '../collections/page.js';
+import { CREATED_AT_FIELD, findPage, ID_FIELD, type PageResult, type PageSource } from '../collections/page.js';
 import type { CollectionQuery } from '../collections/query.js';
 import { AppError, type FieldError } from '../errors/app-error.js';
 import { parseId } from './ids.js';
@@ -51,8 +51,8 @@ const ORDERS_PAGE: PageSource<OrderSortField | 'userId' | 'product'> = {
   table: 'orders',
   columns: ORDER_COLUMNS,
   fields: {
-    id: { column: 'id', kind: 'id' },
-    createdAt: { column: 'created_at', kind: 'date', cast: 'timestamp(3)' },
+    id: ID_FIELD,
+    createdAt: CREATED_AT_FIELD,
     totalCents: { column: 'total_cents', kind: 'integer' },
     status: { column: 'status', kind: ORDER_STATUSES, cast: '"OrderStatus"' },
     userId: { column: 'user_id', kind: 'integer' },

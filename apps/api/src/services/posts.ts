@@ -2,7 +2,7 @@
 import type { Post, PrismaClient, SqlReader } from '@users-posts/db';
 import { canActFor, requireAuthenticated, type Principal } from '../auth/principal.js';
 import { decodeCursor, encodeCursor } from '../collections/cursor.js';
-import { findPage, type PageResult, type PageSource } from '../collections/page.js';
+import { CREATED_AT_FIELD, findPage, ID_FIELD, type PageResult, type PageSource } from '../collections/page.js';
 import type { CollectionQuery } from '../collections/query.js';
 import { AppError } from '../errors/app-error.js';
 import type { EventBus } from '../shared-state/events/bus.js';
@@ -66,11 +66,11 @@ const POSTS_PAGE: PageSource<PostSortField | 'authorId' | 'content'> = {
   table: 'posts',
   columns: POST_COLUMNS,
   fields: {
-    id: { column: 'id', kind: 'id' },
+    id: ID_FIELD,
     title: { column: 'title', kind: 'string' },
     content: { column: 'content', kind: 'string' },
     authorId: { column: 'author_id', kind: 'integer' },
-    createdAt: { column: 'created_at', kind: 'date', cast: 'timestamp(3)' },
+    createdAt: CREATED_AT_FIELD,
   },
 };
 

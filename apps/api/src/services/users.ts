@@ -1,6 +1,6 @@
 // The users domain: reads and writes of users, shared by the REST and GraphQL doors.
 import type { Prisma, PrismaClient, Role, SqlReader, User } from '@users-posts/db';
-import { findPage, type PageResult, type PageSource } from '../collections/page.js';
+import { CREATED_AT_FIELD, findPage, ID_FIELD, type PageResult, type PageSource } from '../collections/page.js';
 import type { CollectionQuery } from '../collections/query.js';
 import { hashPassword } from '../auth/credentials/passwords.js';
 import { canActFor, requireRole, type Principal } from '../auth/principal.js';
@@ -71,11 +71,11 @@ const USERS_PAGE: PageSource<UserSortField | keyof UserFilter> = {
   table: 'users',
   columns: USER_COLUMNS,
   fields: {
-    id: { column: 'id', kind: 'id' },
+    id: ID_FIELD,
     name: { column: 'name', kind: 'string' },
     email: { column: 'email', kind: 'string' },
     age: { column: 'age', kind: 'integer', nullable: true },
-    createdAt: { column: 'created_at', kind: 'date', cast: 'timestamp(3)' },
+    createdAt: CREATED_AT_FIELD,
     role: { column: 'role', kind: ['ADMIN', 'USER'], cast: '"Role"' },
   },
 };

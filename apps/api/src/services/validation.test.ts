@@ -1,20 +1,10 @@
 // The field rules of SPEC §1 (name, email, password, age, texts), the storable-text check, and how failures are reported.
 import { describe, expect, it } from '@jest/globals';
-import { AppError, ErrorKinds } from '../errors/app-error.js';
+import { ErrorKinds } from '../errors/app-error.js';
 import { characters, EMAIL_MAX, isStorableText, requireFields, rules, validate } from './validation.js';
+import { refusal } from '../../test/support/refusal.js';
 
 const UNSTORABLE = 'must not contain NUL characters or unpaired surrogates';
-
-/** The AppError `run` throws (fails the test when it throws nothing or something else). */
-function refusal(run: () => unknown): AppError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof AppError) return error;
-    throw error;
-  }
-  throw new Error('expected a refusal, got an answer');
-}
 
 describe('isStorableText', () => {
   it('accepts any well-formed text, surrogate pairs included', () => {

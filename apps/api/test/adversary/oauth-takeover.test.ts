@@ -1,11 +1,10 @@
 // Account takeover through OpenID linking: an attacker claims the victim's address here (sign-up or e-mail change;
 // nothing verifies it), then waits for the victim's first OpenID login. Proves it is refused and nothing changes.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { hashPassword } from '../../src/auth/credentials/passwords.js';
 import { ensureAdmin } from '../../src/bootstrap/admin.js';
-import { createTestApp } from '../support/app.js';
-import { LocalOidcProvider } from '../support/oidc.js';
+import { LocalOidcProvider, useOidcApp } from '../support/oidc.js';
 
 const TX_COOKIE = 'oauth_tx';
 const PASSWORD = 'attacker-password-1';
@@ -14,17 +13,7 @@ let provider: LocalOidcProvider;
 let app: FastifyInstance;
 let seq = 0;
 
-beforeAll(async () => {
-  provider = await LocalOidcProvider.start();
-  app = await createTestApp({ oauthProviders: [provider.providerConfig('local')] });
-});
-afterAll(async () => {
-  await app?.close();
-  await provider?.stop();
-});
-beforeEach(() => {
-  provider.claims = {};
-});
+useOidcApp((started) => ({ provider, app } = started));
 
 const unique = (name: string) => `${name}${++seq}@example.com`;
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });

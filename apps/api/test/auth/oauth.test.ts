@@ -1,29 +1,18 @@
 // OpenID Connect login (seed §5 rule 10, SPEC §3) through HTTP against a real local provider: PKCE, state, nonce, linking, refusals.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { createHash } from 'node:crypto';
 import { createServer } from 'node:net';
 import { Events, type MutableRedirectUri, type MutableResponse } from 'oauth2-mock-server';
 import { createTestApp } from '../support/app.js';
-import { LocalOidcProvider } from '../support/oidc.js';
+import { LocalOidcProvider, useOidcApp } from '../support/oidc.js';
 
 const TX_COOKIE = 'oauth_tx';
 
 let provider: LocalOidcProvider;
 let app: FastifyInstance;
 
-beforeAll(async () => {
-  provider = await LocalOidcProvider.start();
-  app = await createTestApp({ oauthProviders: [provider.providerConfig('local')] });
-});
-afterAll(async () => {
-  await app?.close();
-  await provider?.stop();
-});
-beforeEach(() => {
-  provider.claims = {};
-  provider.exchanges.length = 0;
-});
+useOidcApp((started) => ({ provider, app } = started));
 
 let subjects = 0;
 const newSubject = () => `subject-${++subjects}`;

@@ -1,9 +1,12 @@
 // A real local OpenID Connect provider for tests (oauth2-mock-server on 127.0.0.1, random port), with its token endpoint's answers recorded.
+import { afterAll, beforeAll, beforeEach } from '@jest/globals';
+import type { FastifyInstance } from 'fastify';
 import { generateKeyPairSync } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Events, OAuth2Issuer, OAuth2Service, type MutableToken } from 'oauth2-mock-server';
 import type { OAuthProviderConfig } from '../../src/oauth-config.js';
+import { createTestApp } from './app.js';
 
 /** What the token endpoint received and answered (the mock server checks `code_verifier` against `code_challenge`). */
 export interface TokenExchange {
@@ -90,4 +93,26 @@ export class LocalOidcProvider {
       this.exchanges.push({ codeVerifier, status: response.statusCode, body: Buffer.concat(chunks).toString() });
     });
   }
+}
+
+/**
+ * A suite's app with this provider configured as `local`: both started before the suite and stopped after it, the
+ * provider's claims and recorded exchanges cleared before each test. `started` receives them once they run.
+ */
+export function useOidcApp(started: (suite: { provider: LocalOidcProvider; app: FastifyInstance }) => void): void {
+  let suite: { provider: LocalOidcProvider; app: FastifyInstance } | undefined;
+  beforeAll(async () => {
+    const provider = await LocalOidcProvider.start();
+    suite = { provider, app: await createTestApp({ oauthProviders: [provider.providerConfig('local')] }) };
+    started(suite);
+  });
+  afterAll(async () => {
+    await suite?.app.close();
+    await suite?.provider.stop();
+  });
+  beforeEach(() => {
+    if (!suite) return;
+    suite.provider.claims = {};
+    suite.provider.exchanges.length = 0;
+  });
 }
