@@ -17,7 +17,7 @@ export interface NewPost {
   authorId: string | number;
 }
 
-export interface PostsPage {
+export interface PostsConnection {
   posts: Post[];
   cursors: string[];
   hasNextPage: boolean;
@@ -87,7 +87,7 @@ export class PostsService {
   }
 
   /** One page of posts by the collection conventions (filter by author, search over title and content). */
-  pageOf(query: CollectionQuery<PostSortField>, filter: { authorId?: number | undefined } = {}): Promise<PageResult<Post>> {
+  page(query: CollectionQuery<PostSortField>, filter: { authorId?: number | undefined } = {}): Promise<PageResult<Post>> {
     return findPage(this.sql, POSTS_PAGE, query, { equal: { authorId: filter.authorId }, searchIn: ['title', 'content'] });
   }
 
@@ -103,8 +103,8 @@ export class PostsService {
     return this.prisma.post.findMany({ orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: pageSize(limit, 'limit') });
   }
 
-  /** A Relay page in id order after an opaque cursor. */
-  async page(first: number, after: string | null | undefined): Promise<PostsPage> {
+  /** A Relay connection's page, in id order after an opaque cursor (`postsConnection`). */
+  async connection(first: number, after: string | null | undefined): Promise<PostsConnection> {
     const take = pageSize(first, 'first');
     let afterId: number | undefined;
     if (after) {

@@ -148,13 +148,13 @@ describe('the collection pager against the Prisma client', () => {
     {
       name: "posts of one author, and posts searched for '100%'",
       sorts: ['id', 'title', 'createdAt'],
-      page: (q) => app.services.posts.pageOf(q as CollectionQuery<never>, { authorId: ids[0] }),
+      page: (q) => app.services.posts.page(q as CollectionQuery<never>, { authorId: ids[0] }),
       expected: (orderBy) => app.db.prisma.post.findMany({ where: { authorId: ids[0] }, orderBy: orderBy as Prisma.PostOrderByWithRelationInput[] }),
     },
     {
       name: 'posts searched for "100%" (a literal %)',
       sorts: ['title', 'createdAt'],
-      page: (q) => app.services.posts.pageOf({ ...q, search: likeLiteral('100%') } as CollectionQuery<never>),
+      page: (q) => app.services.posts.page({ ...q, search: likeLiteral('100%') } as CollectionQuery<never>),
       expected: (orderBy) =>
         app.db.prisma.post.findMany({
           where: { OR: [{ title: insensitive('100%') }, { content: insensitive('100%') }] },

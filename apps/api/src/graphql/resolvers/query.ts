@@ -22,7 +22,7 @@ export const Query: QueryResolvers<GraphQLContext> = {
     return { totalUsers, totalPosts };
   },
   postsConnection: async (_root, { first, after }, { services }) => {
-    const page = await services.posts.page(first ?? 20, after);
+    const page = await services.posts.connection(first ?? 20, after);
     return {
       edges: page.posts.map((node, index) => ({ cursor: page.cursors[index]!, node })),
       pageInfo: {

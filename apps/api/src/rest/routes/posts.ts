@@ -11,7 +11,7 @@ import { POST_FIELDS, postResource } from '../representations.js';
 export const postsHandlers = {
   listPosts: async ({ query }, { services }) => {
     const collection = parseCollectionQuery(query, { sortable: POST_SORT_FIELDS, selectable: POST_FIELDS });
-    const result = await services.posts.pageOf(collection, { authorId: query.authorId });
+    const result = await services.posts.page(collection, { authorId: query.authorId });
     return { status: 200, body: pageEnvelope(result, postResource, collection.fields) };
   },
 

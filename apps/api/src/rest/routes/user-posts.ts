@@ -16,7 +16,7 @@ export const userPostsHandlers = {
   listUserPosts: async ({ params, query }, context) => {
     const collection = parseCollectionQuery(query, { sortable: POST_SORT_FIELDS, selectable: POST_FIELDS });
     await existingUser(context, params.id);
-    const result = await context.services.posts.pageOf(collection, { authorId: params.id });
+    const result = await context.services.posts.page(collection, { authorId: params.id });
     return { status: 200, body: pageEnvelope(result, postResource, collection.fields) };
   },
 
