@@ -14,7 +14,10 @@ export default [
       // `_name` marks what a destructuring leaves out on purpose (`const { password: _password, ...shown } = user`).
       // A variable a closure reads before its one assignment (a server's handler and the object that owns the server).
       'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', ignoreRestSiblings: true }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', ignoreRestSiblings: true },
+      ],
     },
   },
   {
@@ -33,7 +36,10 @@ export default [
       // (`require-description`, and `pnpm contracts:check` for roots and arguments), only its quoting is free.
       '@graphql-eslint/description-style': 'off',
       // Values, not entities: statistics and the Relay connection types have no identity of their own to cache by.
-      '@graphql-eslint/strict-id-in-types': ['error', { acceptedIdNames: ['id'], acceptedIdTypes: ['ID'], exceptions: { types: ['Statistics', 'PageInfo'], suffixes: ['Connection', 'Edge'] } }],
+      '@graphql-eslint/strict-id-in-types': [
+        'error',
+        { acceptedIdNames: ['id'], acceptedIdTypes: ['ID'], exceptions: { types: ['Statistics', 'PageInfo'], suffixes: ['Connection', 'Edge'] } },
+      ],
     },
   },
 ];

@@ -12,7 +12,12 @@ import { freePort, seed, startProduct } from './servers.js';
 const roots = process.argv.slice(2).map((root) => path.resolve(root));
 /** COMPARE_ENV_<n> as variables: `KEY=value KEY2=value`. */
 const envOf = (index: number): Record<string, string> =>
-  Object.fromEntries((process.env[`COMPARE_ENV_${index + 1}`] ?? '').split(/\s+/).filter(Boolean).map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]));
+  Object.fromEntries(
+    (process.env[`COMPARE_ENV_${index + 1}`] ?? '')
+      .split(/\s+/)
+      .filter(Boolean)
+      .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+  );
 const labelOf = (index: number) => `${roots[index]}${process.env[`COMPARE_ENV_${index + 1}`] ? ` (${process.env[`COMPARE_ENV_${index + 1}`]})` : ''}`;
 if (roots.length < 2) throw new Error('usage: tsx bench/compare.ts CHECKOUT_A CHECKOUT_B [...]');
 const rounds = Number(process.env.COMPARE_ROUNDS ?? 3);
@@ -51,4 +56,5 @@ try {
   await postgres.stop();
 }
 console.log('\nmedians over the rounds:');
-for (const [key, { cpu, rps }] of figures) console.log(`  ${key}: ${median(cpu)} µs CPU/req [${cpu.join(', ')}], ${median(rps)} req/s [${rps.join(', ')}]`);
+for (const [key, { cpu, rps }] of figures)
+  console.log(`  ${key}: ${median(cpu)} µs CPU/req [${cpu.join(', ')}], ${median(rps)} req/s [${rps.join(', ')}]`);

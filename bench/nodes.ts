@@ -20,13 +20,19 @@ function describe(binary: string): NodeBinary {
 /** A node of this major: the machine's own or one scripts/ensure-node.sh installs from the npm registry. */
 export function nodeOfMajor(major: number): NodeBinary {
   if (Number(process.versions.node.split('.')[0]) === major) return describe(process.execPath);
-  const binary = execFileSync('bash', [path.join(repoRoot, 'scripts/ensure-node.sh'), String(major)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+  const binary = execFileSync('bash', [path.join(repoRoot, 'scripts/ensure-node.sh'), String(major)], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  }).trim();
   return describe(binary);
 }
 
 /** BENCH_NODES (comma-separated majors), default the bench's own node; the first runs the peers and the baseline too. */
 export function benchNodes(): NodeBinary[] {
-  const majors = (process.env.BENCH_NODES ?? '').split(',').map((item) => item.trim()).filter(Boolean);
+  const majors = (process.env.BENCH_NODES ?? '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
   if (!majors.length) return [describe(process.execPath)];
   return majors.map((major) => {
     if (!/^\d+$/.test(major)) throw new Error(`BENCH_NODES: "${major}" is not a Node.js major version (e.g. BENCH_NODES=24,20)`);

@@ -26,7 +26,9 @@ try {
       for (const scenario of throughputScenarios(product).filter((s) => wanted.has(s.name))) {
         await countedLoad(product.base, scenario.product, 200);
         const figures = await timedLoad(product.base, product.pid, scenario.product, seconds, connections);
-        console.log(`${scenario.name}: ${figures.requestsPerSecond} req/s, ${figures.cpuUsPerRequest} µs CPU/req (profiler included), p50 ${figures.p50} ms, p99 ${figures.p99} ms`);
+        console.log(
+          `${scenario.name}: ${figures.requestsPerSecond} req/s, ${figures.cpuUsPerRequest} µs CPU/req (profiler included), p50 ${figures.p50} ms, p99 ${figures.p99} ms`,
+        );
       }
     } finally {
       await product.stop(); // the profile is written when the process exits

@@ -35,7 +35,9 @@ async function startupFigures(postgres: BenchPostgres): Promise<StartupResult> {
   const startup = await measureStartup();
   console.log('\nstartup (embedded PGlite, `pnpm start` command)');
   console.log(`  first start (new data dir, migrations applied): ${startup.firstStartMs} ms`);
-  console.log(`  later starts (existing data dir), median of ${startup.laterStartsMs.length}: ${median(startup.laterStartsMs)} ms  [${startup.laterStartsMs.join(', ')}]`);
+  console.log(
+    `  later starts (existing data dir), median of ${startup.laterStartsMs.length}: ${median(startup.laterStartsMs)} ms  [${startup.laterStartsMs.join(', ')}]`,
+  );
   console.log(`  idle RSS after ready + 3 s: ${startup.idleRssMb} MB`);
 
   const startupDb = await freshDatabase(postgres.adminUrl, `bench_startup_${Date.now()}`);
@@ -110,7 +112,11 @@ try {
     baseline: started(await startBaseline(database.url, await freePort(), firstNode.path)),
   };
   const furtherProducts: { node: string; server: Product }[] = [];
-  for (const node of otherNodes) furtherProducts.push({ node: node.version, server: started(await startProduct(database.url, await freePort(), productNodeArgs, undefined, node.path)) });
+  for (const node of otherNodes)
+    furtherProducts.push({
+      node: node.version,
+      server: started(await startProduct(database.url, await freePort(), productNodeArgs, undefined, node.path)),
+    });
   const counter = await StatementCounter.open(postgres.adminUrl, name);
   if (counter) cleanups.unshift(() => counter.close());
   const statements = (work: () => Promise<number>) => (counter ? counter.per(work) : Promise.resolve(null));
@@ -121,7 +127,9 @@ try {
   for (const scenario of scenarios) results.push(await runScenario(scenario, product, others, furtherProducts, statements));
 
   if (process.env.BENCH_FANOUT !== '0' && !only) {
-    console.log(`\nsubscription fan-out: ${subscribers} graphql-ws subscribers on postCreated, ${fanoutPosts} posts created one after another over REST`);
+    console.log(
+      `\nsubscription fan-out: ${subscribers} graphql-ws subscribers on postCreated, ${fanoutPosts} posts created one after another over REST`,
+    );
     const fanout = await measureFanout(product, subscribers, fanoutPosts, counter);
     console.log(
       `  send → receive p50 ${fanout.p50} ms, p99 ${fanout.p99} ms, max ${fanout.max} ms; events lost ${fanout.lost}${fanout.lost ? ' (MISSED: must be 0)' : ''}; ` +

@@ -38,7 +38,13 @@ async function waitReady(url: string, child: ChildProcess, limitMs = 60_000, ini
   const deadline = Date.now() + limitMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`${url}: server exited with ${child.exitCode}`);
-    if (await fetch(url, init).then((r) => r.ok, () => false)) return;
+    if (
+      await fetch(url, init).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return;
     await sleep(50);
   }
   throw new Error(`${url}: not ready within ${limitMs} ms`);
@@ -174,7 +180,9 @@ export async function seed(databaseUrl: string): Promise<void> {
   const db = new pg.Client({ connectionString: databaseUrl });
   await db.connect();
   try {
-    await db.query(`INSERT INTO users (name, email, updated_at) SELECT 'User ' || g, 'user' || g || '@example.com', now() FROM generate_series(1, 2000) g`);
+    await db.query(
+      `INSERT INTO users (name, email, updated_at) SELECT 'User ' || g, 'user' || g || '@example.com', now() FROM generate_series(1, 2000) g`,
+    );
     await db.query(
       `INSERT INTO posts (title, content, author_id, updated_at) SELECT 'Post ' || g, 'Body ' || g, u.id, now() FROM users u, generate_series(1, 10) g WHERE u.email LIKE 'user%'`,
     );

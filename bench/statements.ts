@@ -35,7 +35,9 @@ export class StatementCounter {
 
   /** Statements completed in the database so far (since the server started or the statistics were reset). */
   async total(): Promise<number> {
-    const { rows } = await this.client.query<{ calls: string | null }>('SELECT sum(calls) AS calls FROM pg_stat_statements WHERE dbid = $1', [this.dbid]);
+    const { rows } = await this.client.query<{ calls: string | null }>('SELECT sum(calls) AS calls FROM pg_stat_statements WHERE dbid = $1', [
+      this.dbid,
+    ]);
     return Number(rows[0]?.calls ?? 0);
   }
 

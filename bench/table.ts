@@ -55,11 +55,13 @@ export function verdict(result: ScenarioResult): Verdict {
   return { ratio, pass, notes };
 }
 
-const fmt = (value: number | null | undefined) => (value === null || value === undefined || Number.isNaN(value) ? 'n/a' : value.toLocaleString('en-US'));
+const fmt = (value: number | null | undefined) =>
+  value === null || value === undefined || Number.isNaN(value) ? 'n/a' : value.toLocaleString('en-US');
 
 function printMarkdown(header: string[], rows: string[][], rightFrom = 1): void {
   const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]!.length)));
-  const line = (cells: string[]) => '| ' + cells.map((cell, i) => (i < rightFrom ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join(' | ') + ' |';
+  const line = (cells: string[]) =>
+    '| ' + cells.map((cell, i) => (i < rightFrom ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join(' | ') + ' |';
   console.log(line(header));
   console.log('|' + widths.map((width, i) => (i < rightFrom ? '-'.repeat(width + 2) : '-'.repeat(width + 1) + ':')).join('|') + '|');
   for (const row of rows) console.log(line(row));
@@ -90,7 +92,16 @@ function printDetails(results: ScenarioResult[]): void {
     for (const kind of SERVER_KINDS) {
       const figures = result.figures[kind];
       if (!figures) continue;
-      rows.push([result.scenario.name, kind, fmt(figures.requestsPerSecond), fmt(figures.p50), fmt(figures.p99), fmt(figures.cpuUsPerRequest), fmt(result.statements[kind]), fmt(figures.failures)]);
+      rows.push([
+        result.scenario.name,
+        kind,
+        fmt(figures.requestsPerSecond),
+        fmt(figures.p50),
+        fmt(figures.p99),
+        fmt(figures.cpuUsPerRequest),
+        fmt(result.statements[kind]),
+        fmt(figures.failures),
+      ]);
     }
   }
   printMarkdown(header, rows, 2);
@@ -101,8 +112,10 @@ function printStartup(startup: StartupResult): void {
     ['Idle RSS (`pnpm start`, embedded PGlite, ready + 3 s)', `${startup.idleRssMb} MB`, '≤ 150 MB', mark(startup.idleRssMb <= 150)],
     ['Cold start to ready (existing data dir, median)', `${startup.coldStartMs} ms`, '≤ 1 000 ms', mark(startup.coldStartMs <= 1000)],
   ];
-  if (startup.postgresIdleRssMb !== undefined) rows.push(['Idle RSS on PostgreSQL', `${startup.postgresIdleRssMb} MB`, '≤ 150 MB', mark(startup.postgresIdleRssMb <= 150)]);
-  if (startup.postgresStartMs !== undefined) rows.push(['Start to ready on PostgreSQL', `${startup.postgresStartMs} ms`, '≤ 1 000 ms', mark(startup.postgresStartMs <= 1000)]);
+  if (startup.postgresIdleRssMb !== undefined)
+    rows.push(['Idle RSS on PostgreSQL', `${startup.postgresIdleRssMb} MB`, '≤ 150 MB', mark(startup.postgresIdleRssMb <= 150)]);
+  if (startup.postgresStartMs !== undefined)
+    rows.push(['Start to ready on PostgreSQL', `${startup.postgresStartMs} ms`, '≤ 1 000 ms', mark(startup.postgresStartMs <= 1000)]);
   printMarkdown(['Start-up', 'measured', 'target', ''], rows, 1);
 }
 

@@ -40,7 +40,12 @@ async function main(): Promise<void> {
     const passwordHash = await hashPassword(DEMO_PASSWORD); // outside the transaction: it is slow on purpose
     // One transaction: a failure half-way (a constraint, a crash) leaves the database as it was.
     const created = await prisma.$transaction((tx) => seed(tx, passwordHash), { timeout: 60_000, maxWait: 10_000 });
-    const [users, posts, comments, orders] = await Promise.all([prisma.user.count(), prisma.post.count(), prisma.comment.count(), prisma.order.count()]);
+    const [users, posts, comments, orders] = await Promise.all([
+      prisma.user.count(),
+      prisma.post.count(),
+      prisma.comment.count(),
+      prisma.order.count(),
+    ]);
     const totals = `${users} users, ${posts} posts, ${comments} comments, ${orders} orders`;
     if (created.length === 0) console.log(`already seeded: nothing changed (${totals})`);
     else console.log(`seeded ${created.length} demo users (${created.join(', ')}): now ${totals} (password of every demo user: ${DEMO_PASSWORD})`);

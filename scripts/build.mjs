@@ -61,10 +61,19 @@ const graphqlAsEsm = {
   setup(build) {
     const graphqlDir = path.dirname(createRequire(path.join(root, 'apps/api/package.json')).resolve('graphql/package.json'));
     build.onResolve({ filter: /^graphql(\/.*)?$/ }, async (args) => {
-      const subpath = args.path.slice('graphql'.length).replace(/^\//, '').replace(/\.m?js$/, '');
+      const subpath = args.path
+        .slice('graphql'.length)
+        .replace(/^\//, '')
+        .replace(/\.m?js$/, '');
       for (const candidate of [`${subpath || 'index'}.mjs`, `${subpath}/index.mjs`]) {
         const file = path.join(graphqlDir, candidate);
-        if (await access(file).then(() => true, () => false)) return { path: file };
+        if (
+          await access(file).then(
+            () => true,
+            () => false,
+          )
+        )
+          return { path: file };
       }
       return undefined;
     });
@@ -157,5 +166,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.a
   const started = performance.now();
   const result = await build();
   const bytes = Object.values(result.metafile.outputs).reduce((sum, output) => sum + output.bytes, 0);
-  console.log(`built apps/api/dist/main.js + server.js (${(bytes / 1e6).toFixed(1)} MB with chunks) in ${Math.round(performance.now() - started)} ms`);
+  console.log(
+    `built apps/api/dist/main.js + server.js (${(bytes / 1e6).toFixed(1)} MB with chunks) in ${Math.round(performance.now() - started)} ms`,
+  );
 }

@@ -56,9 +56,7 @@ const dataDir = await mkdtemp(path.join(os.tmpdir(), 'contracts-check-'));
 const app = await buildApp(loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent' }), { database });
 try {
   await run('served GraphQL schema equals schema/schema.graphql', () => graphqlDrift(app, repoRoot));
-  await run('REST routes match openapi/openapi.yaml', () =>
-    restDrift(app, repoRoot, new Set(Object.keys(operationHandlers))),
-  );
+  await run('REST routes match openapi/openapi.yaml', () => restDrift(app, repoRoot, new Set(Object.keys(operationHandlers))));
 } finally {
   await app.close();
   await rm(dataDir, { recursive: true, force: true });

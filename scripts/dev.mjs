@@ -19,6 +19,10 @@ for (const file of contracts) {
     pending = setTimeout(() => console.log(codegen() ? `codegen: types regenerated after a change to ${file}` : 'codegen failed: see above'), 200);
   });
 }
-const server = spawn(pnpm, ['exec', 'tsx', 'watch', '--clear-screen=false', ...contracts.flatMap((file) => ['--include', file]), 'apps/api/src/main.ts'], { cwd: root, stdio: 'inherit' });
+const server = spawn(
+  pnpm,
+  ['exec', 'tsx', 'watch', '--clear-screen=false', ...contracts.flatMap((file) => ['--include', file]), 'apps/api/src/main.ts'],
+  { cwd: root, stdio: 'inherit' },
+);
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => server.kill(signal));
 server.on('exit', (code) => process.exit(code ?? 0));

@@ -70,7 +70,9 @@ app.get<{ Querystring: { page?: string; pageSize?: string } }>('/users', async (
 // GraphQL `user(id) { id name email }`: the same request body as the product gets; only variables.id is read.
 app.post<{ Body: { variables: { id: string } } }>('/graphql/user', async (request) => {
   const id = int(request.body.variables.id);
-  const { rows } = id ? await pool.query<Pick<UserRow, 'id' | 'name' | 'email'>>('SELECT id, name, email FROM users WHERE id = $1', [id]) : { rows: [] };
+  const { rows } = id
+    ? await pool.query<Pick<UserRow, 'id' | 'name' | 'email'>>('SELECT id, name, email FROM users WHERE id = $1', [id])
+    : { rows: [] };
   const row = rows[0];
   return { data: { user: row ? { id: String(row.id), name: row.name, email: row.email } : null } };
 });
@@ -109,7 +111,10 @@ app.post<{ Params: { id: string }; Body: { title: string; content: string } }>('
     return reply.code(400).send({ code: 40000, message: 'Bad request' });
   }
   const { rows } = await insertPost(request.body.title, request.body.content, authorId);
-  return reply.code(201).header('location', `/users/${authorId}/posts/${rows[0]!.id}`).send(ok(post(rows[0]!)));
+  return reply
+    .code(201)
+    .header('location', `/users/${authorId}/posts/${rows[0]!.id}`)
+    .send(ok(post(rows[0]!)));
 });
 
 // GraphQL `createPost(title, content, authorId) { id }` with the product's request body (variables t, c, a).

@@ -19,7 +19,8 @@ export interface FanoutFigures {
 
 const SUBSCRIPTION = 'subscription { postCreated { id title author { name } } }';
 
-const percentile = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : NaN);
+const percentile = (sorted: number[], p: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : NaN;
 const round = (ms: number) => Math.round(ms * 10) / 10;
 
 export async function measureFanout(product: Product, subscribers: number, posts: number, counter: StatementCounter | null): Promise<FanoutFigures> {

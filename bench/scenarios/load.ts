@@ -41,7 +41,9 @@ function options(base: string, request: RequestShape) {
       ...request.headers,
     },
     ...(request.body !== undefined ? { body: JSON.stringify(request.body) } : {}),
-    ...(unique ? { requests: [{ setupRequest: (req: autocannon.Request) => ({ ...req, headers: { ...req.headers, [unique]: randomUUID() } }) }] } : {}),
+    ...(unique
+      ? { requests: [{ setupRequest: (req: autocannon.Request) => ({ ...req, headers: { ...req.headers, [unique]: randomUUID() } }) }] }
+      : {}),
   };
 }
 
@@ -73,16 +75,22 @@ interface WrkSummary {
 
 async function wrkLoad(base: string, request: RequestShape, seconds: number, connections: number) {
   const threads = Math.max(1, Math.min(os.availableParallelism(), connections));
-  const { stdout } = await promisify(execFile)('wrk', [`-t${threads}`, `-c${connections}`, `-d${seconds}s`, '--latency', '--timeout', '10s', '-s', wrkScript, `${base}${request.path}`], {
-    env: {
-      ...process.env,
-      WRK_METHOD: request.method,
-      WRK_BODY: request.body === undefined ? '' : JSON.stringify(request.body),
-      WRK_TOKEN: request.token ?? '',
-      WRK_HEADERS: Object.entries(request.headers ?? {}).map(([name, value]) => `${name}: ${value}`).join('\n'),
-      WRK_UNIQUE_HEADER: request.uniqueHeader ?? '',
+  const { stdout } = await promisify(execFile)(
+    'wrk',
+    [`-t${threads}`, `-c${connections}`, `-d${seconds}s`, '--latency', '--timeout', '10s', '-s', wrkScript, `${base}${request.path}`],
+    {
+      env: {
+        ...process.env,
+        WRK_METHOD: request.method,
+        WRK_BODY: request.body === undefined ? '' : JSON.stringify(request.body),
+        WRK_TOKEN: request.token ?? '',
+        WRK_HEADERS: Object.entries(request.headers ?? {})
+          .map(([name, value]) => `${name}: ${value}`)
+          .join('\n'),
+        WRK_UNIQUE_HEADER: request.uniqueHeader ?? '',
+      },
     },
-  });
+  );
   const line = stdout.split('\n').find((l) => l.startsWith('WRK_JSON '));
   if (!line) throw new Error(`wrk printed no summary:\n${stdout}`);
   const summary = JSON.parse(line.slice('WRK_JSON '.length)) as WrkSummary;

@@ -124,7 +124,13 @@ export function throughputScenarios(product: Product): ThroughputScenario[] {
       // issue 13: every write keyed (a fresh Idempotency-Key each): the claim and the stored answer are two more writes
       name: 'REST create post keyed',
       title: 'REST `POST /api/v1/users/{id}/posts` (Bearer) with a fresh `Idempotency-Key`',
-      product: { method: 'POST', path: `/api/v1/users/${product.userId}/posts`, token: product.token, body: createBody, uniqueHeader: 'idempotency-key' },
+      product: {
+        method: 'POST',
+        path: `/api/v1/users/${product.userId}/posts`,
+        token: product.token,
+        body: createBody,
+        uniqueHeader: 'idempotency-key',
+      },
       others: {},
     },
     {

@@ -9,4 +9,13 @@ if (!schema || !documents || !output) {
   console.error('usage: node scripts/consumers/generate-graphql-client.mjs <graphql URL> <documents glob> <output directory>');
   process.exit(2);
 }
-await generate({ schema, documents, generates: { [`${output.replace(/\/?$/, '/')}`]: { preset: 'client', config: { useTypeImports: true }, presetConfig: {} } }, emitLegacyCommonJSImports: false, silent: true }, true);
+await generate(
+  {
+    schema,
+    documents,
+    generates: { [`${output.replace(/\/?$/, '/')}`]: { preset: 'client', config: { useTypeImports: true }, presetConfig: {} } },
+    emitLegacyCommonJSImports: false,
+    silent: true,
+  },
+  true,
+);

@@ -8,4 +8,9 @@ if (!input || !output) {
   console.error('usage: node scripts/consumers/generate-sdk.mjs <openapi.json path or URL> <output directory>');
   process.exit(2);
 }
-await createClient({ input, output: { path: output }, plugins: ['@hey-api/client-fetch', '@hey-api/sdk', '@hey-api/typescript'], logs: { level: 'silent' } });
+await createClient({
+  input,
+  output: { path: output },
+  plugins: ['@hey-api/client-fetch', '@hey-api/sdk', '@hey-api/typescript'],
+  logs: { level: 'silent' },
+});

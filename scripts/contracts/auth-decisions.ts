@@ -73,7 +73,13 @@ export function introspectionProblems(sdl: string): string[] {
       const auth = field.directives?.find((d) => d.name.value === 'auth') ?? typeAuth;
       const requires = auth?.arguments?.find((a) => a.name.value === 'requires')?.value;
       const admin = requires?.kind === Kind.ENUM && requires.value === 'ADMIN';
-      const sentence = has(field.directives, 'public') ? ACCESS_SENTENCES.public : auth ? (admin ? ACCESS_SENTENCES.admin : ACCESS_SENTENCES.authenticated) : undefined;
+      const sentence = has(field.directives, 'public')
+        ? ACCESS_SENTENCES.public
+        : auth
+          ? admin
+            ? ACCESS_SENTENCES.admin
+            : ACCESS_SENTENCES.authenticated
+          : undefined;
       if (sentence && !description.includes(sentence)) problems.push(`${where}: the description does not say "${sentence}"`);
     }
   }

@@ -60,11 +60,13 @@ function compareRequest(base: Schema, head: Schema, at: string, out: ConstraintC
   if (depth > 32 || typeof base.$ref === 'string' || typeof head.$ref === 'string') return;
   for (const keyword of UPPER_BOUNDS) {
     const [from, to] = [base[keyword], head[keyword]];
-    if (typeof to === 'number' && (typeof from !== 'number' || to < from)) out.push({ path: at, message: `request ${keyword} tightened from ${from ?? 'none'} to ${to}` });
+    if (typeof to === 'number' && (typeof from !== 'number' || to < from))
+      out.push({ path: at, message: `request ${keyword} tightened from ${from ?? 'none'} to ${to}` });
   }
   for (const keyword of LOWER_BOUNDS) {
     const [from, to] = [base[keyword], head[keyword]];
-    if (typeof to === 'number' && (typeof from !== 'number' || to > from)) out.push({ path: at, message: `request ${keyword} tightened from ${from ?? 'none'} to ${to}` });
+    if (typeof to === 'number' && (typeof from !== 'number' || to > from))
+      out.push({ path: at, message: `request ${keyword} tightened from ${from ?? 'none'} to ${to}` });
   }
   for (const keyword of ['pattern', 'format', 'const']) {
     if (keyword === 'format' && base.format === undefined && formatImpliedByBounds(base, head.format)) continue;
@@ -72,13 +74,17 @@ function compareRequest(base: Schema, head: Schema, at: string, out: ConstraintC
       out.push({ path: at, message: `request ${keyword} ${base[keyword] === undefined ? 'added' : 'changed'}: ${show(head[keyword])}` });
     }
   }
-  if (Array.isArray(head.enum) && !Array.isArray(base.enum)) out.push({ path: at, message: `request values limited to ${(head.enum as unknown[]).map(show).join(', ')}` });
+  if (Array.isArray(head.enum) && !Array.isArray(base.enum))
+    out.push({ path: at, message: `request values limited to ${(head.enum as unknown[]).map(show).join(', ')}` });
   const [baseTypes, headTypes] = [typesOf(base), typesOf(head)];
   if (headTypes) {
-    const dropped = baseTypes ? [...baseTypes].filter((type) => !headTypes.has(type) && !(type === 'integer' && headTypes.has('number'))) : ['(any type)'];
+    const dropped = baseTypes
+      ? [...baseTypes].filter((type) => !headTypes.has(type) && !(type === 'integer' && headTypes.has('number')))
+      : ['(any type)'];
     if (dropped.length > 0) out.push({ path: at, message: `request type no longer accepts ${dropped.join(', ')}` });
   }
-  if (head.additionalProperties === false && base.additionalProperties !== false) out.push({ path: at, message: 'request object closed to additional properties' });
+  if (head.additionalProperties === false && base.additionalProperties !== false)
+    out.push({ path: at, message: 'request object closed to additional properties' });
   compareChildren(base, head, at, out, depth, compareRequest);
 }
 
@@ -104,11 +110,13 @@ function compareChildren(base: Schema, head: Schema, at: string, out: Constraint
   if (isSchema(baseProperties) && isSchema(headProperties)) {
     for (const [name, headProperty] of Object.entries(headProperties)) {
       const baseProperty = baseProperties[name];
-      if (isSchema(baseProperty) && isSchema(headProperty)) compare(baseProperty, headProperty, `${at}${pointer('properties', name)}`, out, depth + 1);
+      if (isSchema(baseProperty) && isSchema(headProperty))
+        compare(baseProperty, headProperty, `${at}${pointer('properties', name)}`, out, depth + 1);
     }
   }
   if (isSchema(base.items) && isSchema(head.items)) compare(base.items, head.items, `${at}/items`, out, depth + 1);
-  if (isSchema(base.additionalProperties) && isSchema(head.additionalProperties)) compare(base.additionalProperties, head.additionalProperties, `${at}/additionalProperties`, out, depth + 1);
+  if (isSchema(base.additionalProperties) && isSchema(head.additionalProperties))
+    compare(base.additionalProperties, head.additionalProperties, `${at}/additionalProperties`, out, depth + 1);
 }
 
 type Parameter = { name: string; in: string; schema?: Schema };
@@ -143,14 +151,19 @@ export function constraintChanges(base: Doc, head: Doc): ConstraintChange[] {
       if (headBody?.required && baseBody && !baseBody.required) out.push({ path: `${at}/requestBody`, message: 'request body made required' });
       for (const [mediaType, media] of Object.entries((headBody?.content as Content) ?? {})) {
         const before = (baseBody?.content as Content)?.[mediaType];
-        if (isSchema(before?.schema) && isSchema(media.schema)) compareRequest(before.schema, media.schema, `${at}${pointer('requestBody', 'content', mediaType, 'schema')}`, out);
+        if (isSchema(before?.schema) && isSchema(media.schema))
+          compareRequest(before.schema, media.schema, `${at}${pointer('requestBody', 'content', mediaType, 'schema')}`, out);
       }
 
-      const [baseResponses, headResponses] = [baseOperation.responses as Record<string, Schema> | undefined, headOperation.responses as Record<string, Schema> | undefined];
+      const [baseResponses, headResponses] = [
+        baseOperation.responses as Record<string, Schema> | undefined,
+        headOperation.responses as Record<string, Schema> | undefined,
+      ];
       for (const [status, response] of Object.entries(headResponses ?? {})) {
         for (const [mediaType, media] of Object.entries((response.content as Content) ?? {})) {
           const before = (baseResponses?.[status]?.content as Content)?.[mediaType];
-          if (isSchema(before?.schema) && isSchema(media.schema)) compareResponse(before.schema, media.schema, `${at}${pointer('responses', status, 'content', mediaType, 'schema')}`, out);
+          if (isSchema(before?.schema) && isSchema(media.schema))
+            compareResponse(before.schema, media.schema, `${at}${pointer('responses', status, 'content', mediaType, 'schema')}`, out);
         }
       }
     }

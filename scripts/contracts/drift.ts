@@ -1,12 +1,5 @@
 // Drift between the contracts and the running server: served GraphQL schema, REST operations and routes.
-import {
-  buildClientSchema,
-  buildSchema,
-  getIntrospectionQuery,
-  lexicographicSortSchema,
-  printSchema,
-  type IntrospectionQuery,
-} from 'graphql';
+import { buildClientSchema, buildSchema, getIntrospectionQuery, lexicographicSortSchema, printSchema, type IntrospectionQuery } from 'graphql';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
@@ -20,7 +13,11 @@ const canonical = (sdl: string) => printSchema(lexicographicSortSchema(buildSche
 
 /** Differences between the schema the server answers introspection with and schema.graphql. */
 export async function graphqlDrift(app: FastifyInstance, repoRoot: string): Promise<string[]> {
-  const response = await app.inject({ method: 'POST', url: '/graphql', payload: { query: getIntrospectionQuery({ descriptions: true, schemaDescription: true }) } });
+  const response = await app.inject({
+    method: 'POST',
+    url: '/graphql',
+    payload: { query: getIntrospectionQuery({ descriptions: true, schemaDescription: true }) },
+  });
   const result = response.json() as { data?: IntrospectionQuery; errors?: unknown };
   if (!result.data) return [`introspection failed: ${JSON.stringify(result.errors)}`];
   const served = printSchema(lexicographicSortSchema(buildClientSchema(result.data)));
@@ -54,11 +51,7 @@ export async function openapiOperations(repoRoot: string): Promise<Operation[]> 
 const toFastifyPath = (openapiPath: string) => openapiPath.replace(/\{([^}]+)\}/g, ':$1');
 
 /** Operations without a handler, handlers without an operation, and served routes the contract lacks. */
-export async function restDrift(
-  app: FastifyInstance,
-  repoRoot: string,
-  implemented: ReadonlySet<string>,
-): Promise<string[]> {
+export async function restDrift(app: FastifyInstance, repoRoot: string, implemented: ReadonlySet<string>): Promise<string[]> {
   const operations = await openapiOperations(repoRoot);
   const problems: string[] = [];
   for (const op of operations) {

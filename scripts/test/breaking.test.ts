@@ -62,12 +62,17 @@ describe('openapiBreakingChanges', () => {
   });
 
   test('removing an operation is breaking', async () => {
-    const changes = await openapiBreakingChanges(baseDoc, editDoc((d) => delete d.paths['/users/{id}'].delete));
-    expect(changes).toEqual([{
-      contract: 'openapi',
-      message: 'DELETE /users/{id}: cannot remove an operation. This is a breaking change.',
-      path: '/paths/~1users~1{id}/delete',
-    }]);
+    const changes = await openapiBreakingChanges(
+      baseDoc,
+      editDoc((d) => delete d.paths['/users/{id}'].delete),
+    );
+    expect(changes).toEqual([
+      {
+        contract: 'openapi',
+        message: 'DELETE /users/{id}: cannot remove an operation. This is a breaking change.',
+        path: '/paths/~1users~1{id}/delete',
+      },
+    ]);
   });
 
   test('removing a path is breaking, reported once per operation', async () => {
@@ -98,7 +103,10 @@ describe('openapiBreakingChanges', () => {
   });
 
   test('making an optional request property required is breaking', async () => {
-    const changes = await openapiBreakingChanges(baseDoc, editDoc((d) => d.components.schemas.UserInput.required.push('bio')));
+    const changes = await openapiBreakingChanges(
+      baseDoc,
+      editDoc((d) => d.components.schemas.UserInput.required.push('bio')),
+    );
     expect(changes).toEqual([
       {
         contract: 'openapi',
@@ -109,7 +117,10 @@ describe('openapiBreakingChanges', () => {
   });
 
   test('narrowing a 3.1 type array (dropping null) on a request property is breaking', async () => {
-    const changes = await openapiBreakingChanges(baseDoc, editDoc((d) => (d.components.schemas.UserInput.properties.bio.type = 'string')));
+    const changes = await openapiBreakingChanges(
+      baseDoc,
+      editDoc((d) => (d.components.schemas.UserInput.properties.bio.type = 'string')),
+    );
     expect(changes.map((c) => c.path)).toEqual(['/paths/~1users/post/requestBody/content/application~1json/schema/properties/bio']);
   });
 });
@@ -129,7 +140,9 @@ describe('request tightening and response loosening (constraints.ts, rules Optic
     ['an enum added (Optic)', {}, { enum: ['a', 'b'] }, 'cannot add enum or const to request property name'],
     ['an enum value removed (Optic)', { enum: ['a', 'b'] }, { enum: ['a'] }, "cannot remove enum option 'b'"],
   ])('%s on a request property is breaking', async (_case, before, after, message) => {
-    expect(await between(withName(before), withName(after))).toEqual([{ contract: 'openapi', message: expect.stringContaining(message), path: name }]);
+    expect(await between(withName(before), withName(after))).toEqual([
+      { contract: 'openapi', message: expect.stringContaining(message), path: name },
+    ]);
   });
 
   test('an integer format within the bounds already declared is not breaking; one that narrows them is', async () => {
@@ -161,7 +174,10 @@ describe('request tightening and response loosening (constraints.ts, rules Optic
   });
 
   test('a range tightened on a query parameter, and a parameter made required (Optic), are breaking', async () => {
-    const limit = (schema: object, required = false) => (doc: any) => Object.assign(doc.paths['/users'].get.parameters[0], { required, schema: { type: 'integer', ...schema } });
+    const limit =
+      (schema: object, required = false) =>
+      (doc: any) =>
+        Object.assign(doc.paths['/users'].get.parameters[0], { required, schema: { type: 'integer', ...schema } });
     const tightened = await between(limit({ maximum: 100 }), limit({ maximum: 50, minimum: 1 }, true));
     expect(tightened.map((change) => change.message).sort()).toEqual([
       expect.stringContaining("cannot make optional query parameter 'limit' required"),
@@ -171,16 +187,33 @@ describe('request tightening and response loosening (constraints.ts, rules Optic
   });
 
   test('a new required query parameter is breaking (Optic); a new optional one is not', async () => {
-    const added = (required: boolean) => (doc: any) => doc.paths['/users'].get.parameters.push({ name: 'tenant', in: 'query', required, schema: { type: 'string' } });
-    expect(await between(() => undefined, added(true))).toEqual([{ contract: 'openapi', message: expect.stringContaining('cannot add required query parameter tenant'), path: '/paths/~1users/get/parameters/1' }]);
+    const added = (required: boolean) => (doc: any) =>
+      doc.paths['/users'].get.parameters.push({ name: 'tenant', in: 'query', required, schema: { type: 'string' } });
+    expect(await between(() => undefined, added(true))).toEqual([
+      {
+        contract: 'openapi',
+        message: expect.stringContaining('cannot add required query parameter tenant'),
+        path: '/paths/~1users/get/parameters/1',
+      },
+    ]);
     expect(await between(() => undefined, added(false))).toEqual([]);
   });
 
   test('a response property no longer required, or made nullable, is breaking wherever it is answered (Optic)', async () => {
-    const optional = await between(() => undefined, (doc) => (doc.components.schemas.User.required = ['id']));
-    expect(optional.map((change) => change.message)).toEqual(Array(3).fill(expect.stringContaining("cannot make required response property 'name' optional")));
-    const nullable = await between(() => undefined, (doc) => (doc.components.schemas.User.properties.name.type = ['string', 'null']));
-    expect(nullable.map((change) => change.message)).toEqual(Array(3).fill(expect.stringContaining("expected response body property 'name' not to be expanded")));
+    const optional = await between(
+      () => undefined,
+      (doc) => (doc.components.schemas.User.required = ['id']),
+    );
+    expect(optional.map((change) => change.message)).toEqual(
+      Array(3).fill(expect.stringContaining("cannot make required response property 'name' optional")),
+    );
+    const nullable = await between(
+      () => undefined,
+      (doc) => (doc.components.schemas.User.properties.name.type = ['string', 'null']),
+    );
+    expect(nullable.map((change) => change.message)).toEqual(
+      Array(3).fill(expect.stringContaining("expected response body property 'name' not to be expanded")),
+    );
   });
 
   test('a property added to a response object declared closed is breaking; to an open one it is not', async () => {
@@ -191,7 +224,9 @@ describe('request tightening and response loosening (constraints.ts, rules Optic
     const closedBase = (doc: any) => (doc.components.schemas.User.additionalProperties = false);
     const closed = await between(closedBase, withNickname(true));
     expect(closed.map((change) => change.message)).toContain('response object closed to additional properties now has nickname');
-    expect((await between(() => undefined, withNickname(false))).map((change) => change.message)).not.toContainEqual(expect.stringContaining('now has nickname'));
+    expect((await between(() => undefined, withNickname(false))).map((change) => change.message)).not.toContainEqual(
+      expect.stringContaining('now has nickname'),
+    );
   });
 
   test('a value added to a response enum is breaking (Optic; decided: clients switch over the values)', async () => {
@@ -210,7 +245,9 @@ describe('GraphQL changes graphql-inspector calls dangerous and a consumer meets
 
   test('a value added to an enum that appears in answers is breaking; to an input-only enum it is not', async () => {
     const base = `${baseSdl}\nenum Role { USER ADMIN }\nenum Sort { NAME }\nextend type User { role: Role! }\nextend type Query { sorted(by: Sort): [User!]! }\n`;
-    expect((await graphqlBreakingChanges(base, base.replace('enum Role { USER ADMIN }', 'enum Role { USER ADMIN AUDITOR }'))).map((c) => c.path)).toEqual(['Role.AUDITOR']);
+    expect(
+      (await graphqlBreakingChanges(base, base.replace('enum Role { USER ADMIN }', 'enum Role { USER ADMIN AUDITOR }'))).map((c) => c.path),
+    ).toEqual(['Role.AUDITOR']);
     expect(await graphqlBreakingChanges(base, base.replace('enum Sort { NAME }', 'enum Sort { NAME EMAIL }'))).toEqual([]);
   });
 
@@ -229,7 +266,10 @@ describe('checkBreakingAgainst', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'breaking-'));
     tmpDirs.push(dir);
     const git = (...args: string[]) =>
-      execFileSync('git', ['-c', 'user.name=test', '-c', 'user.email=test@example.com', '-c', 'commit.gpgsign=false', ...args], { cwd: dir, stdio: 'pipe' });
+      execFileSync('git', ['-c', 'user.name=test', '-c', 'user.email=test@example.com', '-c', 'commit.gpgsign=false', ...args], {
+        cwd: dir,
+        stdio: 'pipe',
+      });
     git('init', '-q');
     for (const [file, content] of Object.entries(files)) {
       mkdirSync(path.join(dir, path.dirname(file)), { recursive: true });
@@ -243,7 +283,10 @@ describe('checkBreakingAgainst', () => {
   test('reports changes of the working tree against the base revision', async () => {
     const dir = repoWithCommit({ 'schema/schema.graphql': baseSdl, 'openapi/openapi.yaml': baseDoc });
     writeFileSync(path.join(dir, 'schema/schema.graphql'), editSdl('  bio: String\n', ''));
-    writeFileSync(path.join(dir, 'openapi/openapi.yaml'), editDoc((d) => delete d.paths['/users/{id}'].delete));
+    writeFileSync(
+      path.join(dir, 'openapi/openapi.yaml'),
+      editDoc((d) => delete d.paths['/users/{id}'].delete),
+    );
 
     const result = await checkBreakingAgainst('HEAD', dir);
     expect(result.skipped).toBeUndefined();
@@ -265,7 +308,10 @@ describe('checkBreakingAgainst', () => {
   test('a breaking change is excused by a `BREAKING CHANGE:` footer of the commit that made it, for committed contracts only', async () => {
     const dir = repoWithCommit({ 'schema/schema.graphql': baseSdl, 'openapi/openapi.yaml': baseDoc });
     const git = (...args: string[]) =>
-      execFileSync('git', ['-c', 'user.name=test', '-c', 'user.email=test@example.com', '-c', 'commit.gpgsign=false', ...args], { cwd: dir, stdio: 'pipe' });
+      execFileSync('git', ['-c', 'user.name=test', '-c', 'user.email=test@example.com', '-c', 'commit.gpgsign=false', ...args], {
+        cwd: dir,
+        stdio: 'pipe',
+      });
     writeFileSync(path.join(dir, 'schema/schema.graphql'), editSdl('  bio: String\n', ''));
     git('commit', '-q', '-am', 'remove User.bio');
     expect(await declaredBreakingChanges('HEAD~1', dir)).toEqual([]);
@@ -277,16 +323,30 @@ describe('checkBreakingAgainst', () => {
     expect(undeclared(range, await declaredBreakingChanges('HEAD~2', dir))).toEqual(range);
 
     // the commit that makes the break declares it: that break, and only it, is excused
-    writeFileSync(path.join(dir, 'openapi/openapi.yaml'), editDoc((d) => delete d.paths['/users/{id}'].delete));
-    git('commit', '-q', '-am', 'remove DELETE /users/{id}\n\nBREAKING CHANGE: deleting users moves to the admin API;\nclients must stop calling it.\n\nRefs: #12');
+    writeFileSync(
+      path.join(dir, 'openapi/openapi.yaml'),
+      editDoc((d) => delete d.paths['/users/{id}'].delete),
+    );
+    git(
+      'commit',
+      '-q',
+      '-am',
+      'remove DELETE /users/{id}\n\nBREAKING CHANGE: deleting users moves to the admin API;\nclients must stop calling it.\n\nRefs: #12',
+    );
     const all = (await checkBreakingAgainst('HEAD~3', dir)).changes;
     const declarations = await declaredBreakingChanges('HEAD~3', dir);
-    expect(declarations.map(({ reason }) => reason)).toEqual(['deleting users moves to the admin API; clients must stop calling it.', 'User.bio was never filled.']);
+    expect(declarations.map(({ reason }) => reason)).toEqual([
+      'deleting users moves to the admin API; clients must stop calling it.',
+      'User.bio was never filled.',
+    ]);
     expect(undeclared(all, declarations).map((change) => change.path)).toEqual(['User.bio']);
     // not a declaration for the commits before the base
     expect(await declaredBreakingChanges('HEAD', dir)).toEqual([]);
     // an uncommitted contract edit on top is not covered
-    writeFileSync(path.join(dir, 'openapi/openapi.yaml'), editDoc((d) => delete d.paths['/users'].post));
+    writeFileSync(
+      path.join(dir, 'openapi/openapi.yaml'),
+      editDoc((d) => delete d.paths['/users'].post),
+    );
     expect(await declaredBreakingChanges('HEAD~3', dir)).toEqual([]);
   });
 

@@ -277,7 +277,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
 /** The manifest's path (relative to the repository, as DATA_DIR is); the allow-list mode without one would refuse everything. */
 function parsePersistedDocuments(file: string | undefined, trustedOnly: boolean): PersistedDocumentsConfig {
-  if (trustedOnly && !file) throw new Error('GRAPHQL_TRUSTED_DOCUMENTS_ONLY: set GRAPHQL_PERSISTED_DOCUMENTS to the manifest of the documents to allow');
+  if (trustedOnly && !file)
+    throw new Error('GRAPHQL_TRUSTED_DOCUMENTS_ONLY: set GRAPHQL_PERSISTED_DOCUMENTS to the manifest of the documents to allow');
   return { file: file ? path.resolve(repoRoot, file) : undefined, trustedOnly };
 }
 

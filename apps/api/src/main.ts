@@ -24,7 +24,8 @@ try {
   // The start-up banner: where to go next, where the data is, where development secrets live.
   const base = address.replace('://0.0.0.0', '://localhost').replace('://[::]', '://localhost');
   const database = started.db.kind === 'pglite' ? `embedded PGlite in ${config.pgliteDir}` : 'PostgreSQL (DATABASE_URL)';
-  const secrets = config.nodeEnv === 'production' ? 'secrets from the environment' : `development secrets in ${path.join(config.dataDir, 'secrets.json')}`;
+  const secrets =
+    config.nodeEnv === 'production' ? 'secrets from the environment' : `development secrets in ${path.join(config.dataDir, 'secrets.json')}`;
   started.log.info(`users-posts ready: REST reference ${base}/docs, GraphQL ${base}/graphql; database: ${database}; ${secrets}`);
 } catch (error) {
   // A start that fails says why and what to do in one line, at once; the stack only when asked for.

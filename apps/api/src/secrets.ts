@@ -29,10 +29,7 @@ function readKept(file: string): Partial<Secrets> {
   return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as Partial<Secrets>) : {};
 }
 
-export function resolveSecrets(
-  env: NodeJS.ProcessEnv,
-  { dataDir, production }: { dataDir: string; production: boolean },
-): Secrets {
+export function resolveSecrets(env: NodeJS.ProcessEnv, { dataDir, production }: { dataDir: string; production: boolean }): Secrets {
   const fromEnv: Partial<Secrets> = {};
   for (const [key, name] of Object.entries(ENV_NAMES) as [keyof Secrets, string][]) {
     if (env[name]) fromEnv[key] = env[name];

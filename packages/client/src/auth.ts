@@ -155,7 +155,12 @@ const IDEMPOTENCY_KEY = 'idempotency-key';
 function withIdempotencyKey(request: Request): Request {
   const path = new URL(request.url).pathname;
   // POST /api/v1/api-keys keeps no key (its answer holds a secret shown once): a repeat of it would create a second key.
-  if ((request.method !== 'POST' && request.method !== 'PATCH') || request.headers.has(IDEMPOTENCY_KEY) || !path.startsWith('/api/') || path.endsWith('/api-keys')) {
+  if (
+    (request.method !== 'POST' && request.method !== 'PATCH') ||
+    request.headers.has(IDEMPOTENCY_KEY) ||
+    !path.startsWith('/api/') ||
+    path.endsWith('/api-keys')
+  ) {
     return request;
   }
   const next = new Request(request);
@@ -165,7 +170,10 @@ function withIdempotencyKey(request: Request): Request {
 
 /** Whether a 409 is the server's "this Idempotency-Key is still running" (code 40901), read from a copy. */
 async function isKeyInUse(response: Response): Promise<boolean> {
-  const body = (await response.clone().json().catch(() => null)) as { code?: unknown } | null;
+  const body = (await response
+    .clone()
+    .json()
+    .catch(() => null)) as { code?: unknown } | null;
   return body?.code === 40901;
 }
 

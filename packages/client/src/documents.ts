@@ -21,17 +21,24 @@ export const UserDocument = gql<{ user: UserFields | null }, { id: string }>(/* 
 `);
 
 /** Updates a user; with `expectedVersion`, only if nobody changed it since it was read (else CONFLICT). */
-export const UpdateUserDocument = gql<{ updateUser: UserFields }, { id: string; input: { name?: string; email?: string }; expectedVersion?: number }>(
-  /* GraphQL */ `
+export const UpdateUserDocument = gql<
+  { updateUser: UserFields },
+  { id: string; input: { name?: string; email?: string }; expectedVersion?: number }
+>(/* GraphQL */ `
     mutation UpdateUser($id: ID!, $input: UpdateUserInput!, $expectedVersion: Int) {
       updateUser(id: $id, input: $input, expectedVersion: $expectedVersion) { id name email role version }
     }
-  `,
-);
+  `);
 
 /** A page of posts, newest last, by Relay cursor. */
 export const PostsPageDocument = gql<
-  { postsConnection: { edges: { cursor: string; node: PostFields }[]; pageInfo: { endCursor: string | null; hasNextPage: boolean }; totalCount: number } },
+  {
+    postsConnection: {
+      edges: { cursor: string; node: PostFields }[];
+      pageInfo: { endCursor: string | null; hasNextPage: boolean };
+      totalCount: number;
+    };
+  },
   { first?: number; after?: string }
 >(/* GraphQL */ `
   query PostsPage($first: Int, $after: String) {

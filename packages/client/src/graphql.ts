@@ -18,9 +18,7 @@ export interface GraphQLResult<TData> {
 export type TypedDocument<TData, TVariables> = string & { readonly __types?: (variables: TVariables) => TData };
 
 /** Brands a document string with its types: `const q = gql<Pick<Query, 'currentUser'>>('{ currentUser { id } }')`. */
-export function gql<TData, TVariables extends Record<string, unknown> = Record<string, never>>(
-  document: string,
-): TypedDocument<TData, TVariables> {
+export function gql<TData, TVariables extends Record<string, unknown> = Record<string, never>>(document: string): TypedDocument<TData, TVariables> {
   return document as TypedDocument<TData, TVariables>;
 }
 
@@ -37,7 +35,11 @@ export type GraphQLRequest = <TData, TVariables extends Record<string, unknown> 
  */
 export type DocumentTransport = 'text' | 'hash';
 
-export function createGraphQL(baseUrl: string, fetch: (request: Request) => Promise<Response>, transport: DocumentTransport = 'text'): GraphQLRequest {
+export function createGraphQL(
+  baseUrl: string,
+  fetch: (request: Request) => Promise<Response>,
+  transport: DocumentTransport = 'text',
+): GraphQLRequest {
   const post = async (body: Record<string, unknown>) => {
     const response = await fetch(
       new Request(`${baseUrl}/graphql`, {
@@ -63,7 +65,9 @@ const hashes = new Map<string, Promise<string>>();
 export function sha256Hex(document: string): Promise<string> {
   let hash = hashes.get(document);
   if (!hash) {
-    hash = crypto.subtle.digest('SHA-256', new TextEncoder().encode(document)).then((digest) => Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, '0')).join(''));
+    hash = crypto.subtle
+      .digest('SHA-256', new TextEncoder().encode(document))
+      .then((digest) => Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, '0')).join(''));
     // Documents are a program's constants; a caller building texts at run time must not grow this without end.
     if (hashes.size >= 1000) hashes.clear();
     hashes.set(document, hash);

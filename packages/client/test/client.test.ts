@@ -121,7 +121,10 @@ describe('safe retries (Idempotency-Key)', () => {
       throw new TypeError('fetch failed: connection reset');
     };
     const api = createApiClient({ baseUrl, fetch: lossyFetch, tokens: login.auth.tokens });
-    const created = await api.rest.POST('/api/v1/users/{id}/posts', { params: { path: { id: userId } }, body: { title: 'Sent once', content: 'lost answer' } });
+    const created = await api.rest.POST('/api/v1/users/{id}/posts', {
+      params: { path: { id: userId } },
+      body: { title: 'Sent once', content: 'lost answer' },
+    });
     expect(created.response.status).toBe(201);
     expect(created.response.headers.get('idempotent-replayed')).toBe('true');
     expect(keys).toHaveLength(2);
@@ -139,7 +142,12 @@ describe('ETags', () => {
     const recordingFetch: typeof fetch = async (input, init) => {
       const request = new Request(input, init);
       const response = await fetch(request);
-      exchanges.push({ method: request.method, ifNoneMatch: request.headers.get('if-none-match'), ifMatch: request.headers.get('if-match'), status: response.status });
+      exchanges.push({
+        method: request.method,
+        ifNoneMatch: request.headers.get('if-none-match'),
+        ifMatch: request.headers.get('if-match'),
+        status: response.status,
+      });
       return response;
     };
     return { exchanges, recordingFetch };
@@ -178,7 +186,9 @@ describe('ETags', () => {
     const careful = createApiClient({ baseUrl, fetch: recordingFetch, tokens: login.auth.tokens, etags: { conditionalWrites: true } });
     const other = createApiClient({ baseUrl, tokens: login.auth.tokens });
     await careful.rest.GET('/api/v1/users/{id}', { params: { path: { id: userId } } });
-    expect((await other.rest.PATCH('/api/v1/users/{id}', { params: { path: { id: userId } }, body: { name: 'Changed elsewhere' } })).response.status).toBe(200);
+    expect(
+      (await other.rest.PATCH('/api/v1/users/{id}', { params: { path: { id: userId } }, body: { name: 'Changed elsewhere' } })).response.status,
+    ).toBe(200);
 
     const stale = await careful.rest.PATCH('/api/v1/users/{id}', { params: { path: { id: userId } }, body: { name: 'Stale overwrite' } });
     expect(stale.response.status).toBe(412);
@@ -203,7 +213,9 @@ describe('GraphQL documents by hash (graphqlDocuments: "hash")', () => {
     };
     const api = createApiClient({ baseUrl, fetch: recordingFetch, graphqlDocuments: 'hash' });
     const result = await api.graphql(UserDocument, { id: String(userId) });
-    expect(result).toEqual({ data: { user: { id: String(userId), name: 'Cleo', email: 'cleo@example.com', role: 'USER', version: expect.any(Number) } } });
+    expect(result).toEqual({
+      data: { user: { id: String(userId), name: 'Cleo', email: 'cleo@example.com', role: 'USER', version: expect.any(Number) } },
+    });
     expect(bodies).toEqual([
       { documentId: `sha256:${await sha256Hex(UserDocument)}`, variables: { id: String(userId) } },
       { query: UserDocument, variables: { id: String(userId) } },
@@ -219,7 +231,11 @@ describe('GraphQL documents by hash (graphqlDocuments: "hash")', () => {
       await trusted.listen({ host: '127.0.0.1', port: 0 });
       const { port } = trusted.server.address() as AddressInfo;
       let requests = 0;
-      const api = createApiClient({ baseUrl: `http://127.0.0.1:${port}`, fetch: (input, init) => (requests++, fetch(input, init)), graphqlDocuments: 'hash' });
+      const api = createApiClient({
+        baseUrl: `http://127.0.0.1:${port}`,
+        fetch: (input, init) => (requests++, fetch(input, init)),
+        graphqlDocuments: 'hash',
+      });
       const page = await api.graphql(PostsPageDocument, { first: 2 });
       expect(page).toEqual({ data: { postsConnection: { edges: [], pageInfo: { endCursor: null, hasNextPage: false }, totalCount: 0 } } });
       expect(requests).toBe(1);
@@ -319,7 +335,15 @@ describe('seed §4.2 token refresh', () => {
   it('a shared token store lets a second client use the pair the first one refreshed', async () => {
     const { api } = await loggedInClient();
     const shared = api.auth.tokens!;
-    const store = { pair: shared as TokenPair | null, get() { return this.pair; }, set(next: TokenPair | null) { this.pair = next; } };
+    const store = {
+      pair: shared as TokenPair | null,
+      get() {
+        return this.pair;
+      },
+      set(next: TokenPair | null) {
+        this.pair = next;
+      },
+    };
     const tabA = createApiClient({ baseUrl, fetch: countingFetch, store });
     const tabB = createApiClient({ baseUrl, fetch: countingFetch, store });
     clock.advance(16 * MINUTE);

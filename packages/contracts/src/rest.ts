@@ -40,10 +40,7 @@ export interface OperationInput<Id extends OperationId> {
 }
 
 /** A route implementation typed from the contract: a wrong input or output shape does not compile. */
-export type OperationHandler<Id extends OperationId, Context> = (
-  input: OperationInput<Id>,
-  context: Context,
-) => Promise<OperationResult<Id>>;
+export type OperationHandler<Id extends OperationId, Context> = (input: OperationInput<Id>, context: Context) => Promise<OperationResult<Id>>;
 
 /** Implementations keyed by operationId; each one is checked against its own operation. */
 export type OperationHandlers<Context> = { [Id in OperationId]?: OperationHandler<Id, Context> };

@@ -18,7 +18,10 @@ export async function readMigrations(dir: string = MIGRATIONS_DIR): Promise<Migr
   const lockPath = 'migration_lock.toml';
   const lockContent = await readFile(path.join(dir, lockPath), 'utf8').catch(() => null);
   const entries = await readdir(dir, { withFileTypes: true });
-  const names = entries.filter((e) => e.isDirectory()).map((e) => e.name).sort((a, b) => a.localeCompare(b));
+  const names = entries
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort((a, b) => a.localeCompare(b));
   const migrationDirectories = await Promise.all(
     names.map(async (name) => {
       const file = path.join(dir, name, 'migration.sql');

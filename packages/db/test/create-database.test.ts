@@ -22,7 +22,9 @@ describe('createDatabase (PGlite directory)', () => {
   it('is a migrated PGlite database', async () => {
     expect(db.kind).toBe('pglite');
     await db.ping();
-    const applied = await db.prisma.$queryRaw<{ migration_name: string }[]>`SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL`;
+    const applied = await db.prisma.$queryRaw<
+      { migration_name: string }[]
+    >`SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL`;
     const onDisk = (await readdir(MIGRATIONS_DIR, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name);
     expect(applied.map((r) => r.migration_name).sort()).toEqual(onDisk.sort());
   });
@@ -34,7 +36,12 @@ describe('createDatabase (PGlite directory)', () => {
         name: 'Ada',
         email: 'ada@example.com',
         age: 36,
-        posts: { create: [{ title: 'First', content: 'Hello' }, { title: 'Second', content: 'World' }] },
+        posts: {
+          create: [
+            { title: 'First', content: 'Hello' },
+            { title: 'Second', content: 'World' },
+          ],
+        },
         orders: { create: { product: 'Book', quantity: 2, totalCents: 2500 } },
       },
       include: { posts: { orderBy: { id: 'asc' } }, orders: true },
@@ -46,7 +53,10 @@ describe('createDatabase (PGlite directory)', () => {
 
     const bob = await db.prisma.user.create({ data: { name: 'Bob', email: 'bob@example.com' } });
     await db.prisma.comment.create({ data: { body: 'Nice', postId: ada.posts[0]!.id, authorId: bob.id } });
-    const post = await db.prisma.post.findUniqueOrThrow({ where: { id: ada.posts[0]!.id }, include: { author: true, comments: { include: { author: true } } } });
+    const post = await db.prisma.post.findUniqueOrThrow({
+      where: { id: ada.posts[0]!.id },
+      include: { author: true, comments: { include: { author: true } } },
+    });
     expect(post.author.email).toBe('ada@example.com');
     expect(post.comments.map((c) => c.author.name)).toEqual(['Bob']);
   });
@@ -56,8 +66,12 @@ describe('createDatabase (PGlite directory)', () => {
     await expect(db.prisma.user.create({ data: { name: 'Old', email: 'old@example.com', age: 151 } })).rejects.toThrow(/users_age_range/);
     await expect(db.prisma.user.create({ data: { name: 'Up', email: 'UP@example.com' } })).rejects.toThrow(/users_email_lower_case/);
     const user = await db.prisma.user.findUniqueOrThrow({ where: { email: 'ada@example.com' } });
-    await expect(db.prisma.order.create({ data: { userId: user.id, product: 'X', quantity: 0, totalCents: 1 } })).rejects.toThrow(/orders_quantity_range/);
-    await expect(db.prisma.order.create({ data: { userId: user.id, product: 'X', quantity: 1, totalCents: -1 } })).rejects.toThrow(/orders_total_cents_non_negative/);
+    await expect(db.prisma.order.create({ data: { userId: user.id, product: 'X', quantity: 0, totalCents: 1 } })).rejects.toThrow(
+      /orders_quantity_range/,
+    );
+    await expect(db.prisma.order.create({ data: { userId: user.id, product: 'X', quantity: 1, totalCents: -1 } })).rejects.toThrow(
+      /orders_total_cents_non_negative/,
+    );
   });
 
   it('cascades a user deletion to posts, comments and orders', async () => {

@@ -23,7 +23,9 @@ describe('the data-directory lock', () => {
     const release = lockDirectory(dir);
     expect(directoryOwner(dir)).toMatchObject({ pid: process.pid, hostname: os.hostname() });
     expect(() => lockDirectory(dir)).toThrow(DirectoryLockedError);
-    expect(() => lockDirectory(dir)).toThrow(`stop the server (pid ${process.pid}) first, or use the HTTP API, or set PGLITE_DIR to another directory`);
+    expect(() => lockDirectory(dir)).toThrow(
+      `stop the server (pid ${process.pid}) first, or use the HTTP API, or set PGLITE_DIR to another directory`,
+    );
     release();
     release(); // idempotent
     expect(existsSync(path.join(dir, 'owner.lock'))).toBe(false);
@@ -47,7 +49,10 @@ describe('the data-directory lock', () => {
 
   it('never takes over a lock held from another host (it cannot tell whether that process lives)', () => {
     const dir = tempDir();
-    writeFileSync(path.join(dir, 'owner.lock'), JSON.stringify({ pid: deadPid(), hostname: 'elsewhere.example', startedAt: '2026-01-01T00:00:00.000Z' }));
+    writeFileSync(
+      path.join(dir, 'owner.lock'),
+      JSON.stringify({ pid: deadPid(), hostname: 'elsewhere.example', startedAt: '2026-01-01T00:00:00.000Z' }),
+    );
     expect(() => lockDirectory(dir)).toThrow(/in use by process \d+ on elsewhere\.example.*delete .*owner\.lock/);
   });
 

@@ -34,7 +34,10 @@ describe('applyMigrations', () => {
     const { rows } = await pglite.query<{ migration_name: string; finished: boolean }>(
       'SELECT migration_name, finished_at IS NOT NULL AS finished FROM _prisma_migrations ORDER BY migration_name',
     );
-    expect(rows).toEqual([{ migration_name: '1_ok', finished: true }, { migration_name: '2_bad', finished: false }]);
+    expect(rows).toEqual([
+      { migration_name: '1_ok', finished: true },
+      { migration_name: '2_bad', finished: false },
+    ]);
     await expect(applyMigrations({ pglite }, { migrationsDir: dir })).rejects.toMatchObject({ code: 'P3009' });
   });
 });

@@ -62,14 +62,17 @@ describe('isDatabaseUnavailableError on a live database', () => {
   });
 
   // PostgreSQL only: PGlite has no server to end the session.
-  (process.env.DATABASE_URL ? it : it.skip)('is true for a session the server terminates (57P01 admin_shutdown), after which the pool carries on', async () => {
-    const error = await failure(db.prisma.$queryRawUnsafe('SELECT pg_terminate_backend(pg_backend_pid())'));
-    expect(isDatabaseUnavailableError(error)).toBe(true);
-    await db.ping();
-    const stats = db.poolStats();
-    expect(stats).toMatchObject({ waiting: 0, max: 10 });
-    expect(stats!.total).toBeGreaterThan(0);
-  });
+  (process.env.DATABASE_URL ? it : it.skip)(
+    'is true for a session the server terminates (57P01 admin_shutdown), after which the pool carries on',
+    async () => {
+      const error = await failure(db.prisma.$queryRawUnsafe('SELECT pg_terminate_backend(pg_backend_pid())'));
+      expect(isDatabaseUnavailableError(error)).toBe(true);
+      await db.ping();
+      const stats = db.poolStats();
+      expect(stats).toMatchObject({ waiting: 0, max: 10 });
+      expect(stats!.total).toBeGreaterThan(0);
+    },
+  );
 
   it('poolStats is defined on PostgreSQL and undefined on PGlite, which has no pool', () => {
     if (db.kind === 'postgres') expect(db.poolStats()).toBeDefined();

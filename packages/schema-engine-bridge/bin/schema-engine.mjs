@@ -87,9 +87,11 @@ async function canConnect() {
     await client.connect();
   } catch (/** @type {any} */ error) {
     const where = `${client.host}:${client.port}`;
-    if (error.code === '3D000') error.code = 'P1003', error.message = `Database \`${client.database}\` does not exist on the database server at \`${where}\`.`;
-    else if (/^E(CONNREFUSED|NOTFOUND|TIMEDOUT|HOSTUNREACH)$/.test(error.code)) error.code = 'P1001', error.message = `Can't reach database server at \`${where}\``;
-    else if (error.code === '28P01') error.code = 'P1000', error.message = `Authentication failed against database server at \`${where}\``;
+    if (error.code === '3D000')
+      ((error.code = 'P1003'), (error.message = `Database \`${client.database}\` does not exist on the database server at \`${where}\`.`));
+    else if (/^E(CONNREFUSED|NOTFOUND|TIMEDOUT|HOSTUNREACH)$/.test(error.code))
+      ((error.code = 'P1001'), (error.message = `Can't reach database server at \`${where}\``));
+    else if (error.code === '28P01') ((error.code = 'P1000'), (error.message = `Authentication failed against database server at \`${where}\``));
     throw error;
   } finally {
     await client.end().catch(() => {});
@@ -121,17 +123,18 @@ async function startEngine() {
   const db = target(url);
   /** @type {PGlite | undefined} */
   let pglite;
-  const factory =
-    db.kind === 'postgres'
-      ? pgMigrationAdapter(db.url)
-      : pgliteMigrationAdapter(async () => (pglite ??= await openLocked(db.dir)));
+  const factory = db.kind === 'postgres' ? pgMigrationAdapter(db.url) : pgliteMigrationAdapter(async () => (pglite ??= await openLocked(db.dir)));
   const files = /** @type {string[]} */ (args.datamodels ?? []);
   // The engine needs at least one schema file, even for commands that only use the URL.
   /** @type {[string, string][]} */
   const datamodels = files.length
     ? files.map((file) => [file, readFileSync(file, 'utf8')])
     : [['schema.prisma', 'datasource db {\n  provider = "postgresql"\n}\n']];
-  const engine = await openSchemaEngine({ adapterFactory: factory, datamodels, onLog: (line) => process.stderr.write(line.endsWith('\n') ? line : `${line}\n`) });
+  const engine = await openSchemaEngine({
+    adapterFactory: factory,
+    datamodels,
+    onLog: (line) => process.stderr.write(line.endsWith('\n') ? line : `${line}\n`),
+  });
   const close = async () => {
     engine.free();
     await factory.close();
@@ -144,7 +147,11 @@ async function startEngine() {
 function rpcError(error, isPanic) {
   const full = lockFailure?.message ?? String(error?.message ?? error);
   const message = full.split(/\n\s+0: /)[0]; // drop the engine's span trace
-  return { code: 4466, message: 'An error happened. Check the data field for details.', data: { is_panic: isPanic, message, meta: { full_error: full }, error_code: error?.code } };
+  return {
+    code: 4466,
+    message: 'An error happened. Check the data field for details.',
+    data: { is_panic: isPanic, message, meta: { full_error: full }, error_code: error?.code },
+  };
 }
 
 const send = (/** @type {object} */ msg) => process.stdout.write(`${JSON.stringify({ jsonrpc: '2.0', ...msg })}\n`);
@@ -197,7 +204,8 @@ async function serveJsonRpc() {
       if (!known) return send({ id: req.id, error: { code: -32601, message: `Method not found: ${req.method}` } });
       const result = await call(req.method, req.params);
       // The native engine prints `migrate diff` output through a `print` request to the CLI; the WASM one returns it.
-      if (req.method === 'diff' && result?.stdout != null) send({ id: `print-${req.id}`, method: 'print', params: { content: result.stdout.replace(/\n$/, '') } });
+      if (req.method === 'diff' && result?.stdout != null)
+        send({ id: `print-${req.id}`, method: 'print', params: { content: result.stdout.replace(/\n$/, '') } });
       send({ id: req.id, result: result ?? {} });
     } catch (error) {
       send({ id: req.id, error: rpcError(error, false) });
@@ -235,6 +243,8 @@ async function main() {
 }
 
 main().catch((error) => {
-  process.stderr.write(`schema-engine-wasm bridge\n${JSON.stringify({ level: 'ERROR', target: 'schema_engine::logger', fields: { error_code: error?.code, message: String(error?.message ?? error) } })}`);
+  process.stderr.write(
+    `schema-engine-wasm bridge\n${JSON.stringify({ level: 'ERROR', target: 'schema_engine::logger', fields: { error_code: error?.code, message: String(error?.message ?? error) } })}`,
+  );
   process.exit(1);
 });

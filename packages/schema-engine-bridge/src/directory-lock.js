@@ -25,9 +25,10 @@ export class DirectoryLockedError extends Error {
     const who = owner
       ? `process ${owner.pid} on ${owner.hostname}${owner.command ? ` (${owner.command})` : ''}, since ${owner.startedAt}`
       : 'another process';
-    const what = owner && owner.hostname !== os.hostname()
-      ? `stop it first; if that host is gone, delete ${path.join(dir, LOCK_FILE)}`
-      : `stop the server (pid ${owner ? owner.pid : '?'}) first, or use the HTTP API, or set PGLITE_DIR to another directory`;
+    const what =
+      owner && owner.hostname !== os.hostname()
+        ? `stop it first; if that host is gone, delete ${path.join(dir, LOCK_FILE)}`
+        : `stop the server (pid ${owner ? owner.pid : '?'}) first, or use the HTTP API, or set PGLITE_DIR to another directory`;
     super(`The embedded database at ${dir} is in use by ${who}: PGlite allows one process per data directory. To change its data, ${what}.`);
     this.name = 'DirectoryLockedError';
     this.code = 'PGLITE_DIR_LOCKED';
@@ -110,7 +111,12 @@ export function lockDirectory(dir) {
   const absolute = path.resolve(dir);
   mkdirSync(absolute, { recursive: true });
   const file = path.join(absolute, LOCK_FILE);
-  const content = { pid: process.pid, hostname: os.hostname(), startedAt: new Date().toISOString(), command: path.basename(process.argv[1] ?? process.argv0) };
+  const content = {
+    pid: process.pid,
+    hostname: os.hostname(),
+    startedAt: new Date().toISOString(),
+    command: path.basename(process.argv[1] ?? process.argv0),
+  };
   for (let attempt = 0; ; attempt++) {
     try {
       createExclusive(file, content);

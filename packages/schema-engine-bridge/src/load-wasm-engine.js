@@ -19,7 +19,9 @@ export function loadSchemaEngineWasm() {
     // Rust panics report their message through this global (the Prisma CLI and client install the same shape).
     /** @type {any} */ (globalThis).PRISMA_WASM_PANIC_REGISTRY ??= {
       message: '',
-      set_message(/** @type {string} */ m) { this.message = `RuntimeError: ${m}`; },
+      set_message(/** @type {string} */ m) {
+        this.message = `RuntimeError: ${m}`;
+      },
     };
     const bytes = await readSchemaEngineWasm();
     const { instance } = await WebAssembly.instantiate(bytes, { './schema_engine_bg.js': withUnrefTimers(bg) });

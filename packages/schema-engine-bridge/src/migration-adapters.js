@@ -28,7 +28,7 @@ function readCharColumns(queryable) {
         value: async (/** @type {any} */ q) => {
           const result = await queryable.performIO(q);
           result.fields.forEach((/** @type {{ dataTypeID: number }} */ field, /** @type {number} */ i) => {
-            if (field.dataTypeID === PG_CHAR_OID) charColumns.push(i), (field.dataTypeID = PG_TEXT_OID);
+            if (field.dataTypeID === PG_CHAR_OID) (charColumns.push(i), (field.dataTypeID = PG_TEXT_OID));
           });
           return result;
         },

@@ -99,6 +99,10 @@ export async function diffWithMigrationsViaReplay(factory, datamodels, params) {
   const other = side === 'from' ? to : from;
   if (!side || !['empty', 'schemaDatamodel'].includes(other.tag)) return undefined;
   const migrations = /** @type {import('@prisma/schema-engine-wasm').MigrationList} */ (params[side]);
-  const replayed = { tag: /** @type {const} */ ('schemaDatasource'), files: datamodels.map(([path, content]) => ({ path, content })), configDir: process.cwd() };
+  const replayed = {
+    tag: /** @type {const} */ ('schemaDatasource'),
+    files: datamodels.map(([path, content]) => ({ path, content })),
+    configDir: process.cwd(),
+  };
   return withReplayedHistory(factory, migrations, datamodels, (engine) => engine.diff({ ...params, [side]: replayed }));
 }

@@ -79,7 +79,9 @@ describe('a cursor is bound to the listing that issued it', () => {
   it('refuses a cursor under another sort field or direction', () => {
     const cursor = encodeCursor(USERS_BY_NAME, 'Ada', 42);
     expect(refusal(() => decodeCursor(cursor, { ...USERS_BY_NAME, field: 'email' }))).toMatchObject(refused('it was issued for another sort order'));
-    expect(refusal(() => decodeCursor(cursor, { ...USERS_BY_NAME, direction: 'desc' }))).toMatchObject(refused('it was issued for another sort order'));
+    expect(refusal(() => decodeCursor(cursor, { ...USERS_BY_NAME, direction: 'desc' }))).toMatchObject(
+      refused('it was issued for another sort order'),
+    );
   });
 
   it('attack: rewriting the sort field and direction inside the cursor does not move it to another listing', () => {
@@ -91,7 +93,9 @@ describe('a cursor is bound to the listing that issued it', () => {
 
   it('names the parameter it was given (`after` in GraphQL)', () => {
     const cursor = encodeCursor(USERS_BY_NAME, 'Ada', 42);
-    expect(refusal(() => decodeCursor(cursor, POSTS_BY_DATE, { parameter: 'after' }))).toMatchObject(refused('it was issued for another sort order', 'after'));
+    expect(refusal(() => decodeCursor(cursor, POSTS_BY_DATE, { parameter: 'after' }))).toMatchObject(
+      refused('it was issued for another sort order', 'after'),
+    );
   });
 });
 
@@ -182,7 +186,10 @@ describe('forged values: the listing matches, the value must still fit its colum
     );
   });
 
-  it.each(['2024-02-29T00:00:00Z', '0001-01-01T00:00:00Z', '9999-12-31T23:59:59.999999Z', '2024-06-30T23:59:59.5Z'])('accepts the real instant %s', (value) => {
-    expect(decodeCursor(forgedValue(POSTS_BY_DATE, value), POSTS_BY_DATE, { kind: 'date' })).toEqual({ value, id: 1 });
-  });
+  it.each(['2024-02-29T00:00:00Z', '0001-01-01T00:00:00Z', '9999-12-31T23:59:59.999999Z', '2024-06-30T23:59:59.5Z'])(
+    'accepts the real instant %s',
+    (value) => {
+      expect(decodeCursor(forgedValue(POSTS_BY_DATE, value), POSTS_BY_DATE, { kind: 'date' })).toEqual({ value, id: 1 });
+    },
+  );
 });

@@ -68,7 +68,8 @@ function valueFits(value: unknown, kind: CursorKind, nullable: boolean): boolean
   if (kind === 'integer') return Number.isSafeInteger(value) && Math.abs(value as number) <= MAX_ID;
   if (typeof value !== 'string' || value.length > MAX_STRING || !isStorableText(value)) return false;
   // Only the ISO-8601 form the cursor was issued with, years 0001–9999: PostgreSQL has no year -100000 (a 500 otherwise).
-  if (kind === 'date') return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/.test(value) && !value.startsWith('0000') && isCalendarInstant(value);
+  if (kind === 'date')
+    return /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z$/.test(value) && !value.startsWith('0000') && isCalendarInstant(value);
   if (kind === 'string') return true;
   return kind.includes(value);
 }

@@ -132,8 +132,7 @@ export async function findPage<Row extends { id: number }>(
     const hasMore = rows.length > paging.limit;
     const items = rows.slice(0, paging.limit);
     const last = items.at(-1);
-    const nextCursor =
-      hasMore && last ? encodeCursor(scope, (last as unknown as Record<string, CursorValue>)[sortName] ?? null, last.id) : null;
+    const nextCursor = hasMore && last ? encodeCursor(scope, (last as unknown as Record<string, CursorValue>)[sortName] ?? null, last.id) : null;
     return { mode: 'cursor', items, nextCursor, hasMore };
   }
 

@@ -107,7 +107,9 @@ describe('sorting', () => {
   it('refuses a direction other than asc or desc, and a third comma-separated part', () => {
     expect(refusal(() => parse({ sort: 'name,sideways' }))).toMatchObject(refused('sort', 'direction must be asc or desc'));
     expect(refusal(() => parse({ sort: 'name,' }))).toMatchObject(refused('sort', 'direction must be asc or desc'));
-    expect(refusal(() => parse({ sort: 'name', order: 'DESC' } as unknown as CollectionParams))).toMatchObject(refused('sort', 'direction must be asc or desc'));
+    expect(refusal(() => parse({ sort: 'name', order: 'DESC' } as unknown as CollectionParams))).toMatchObject(
+      refused('sort', 'direction must be asc or desc'),
+    );
     expect(refusal(() => parse({ sort: 'name,desc,id' }))).toMatchObject(refused('sort', 'expected `field` or `field,asc|desc`'));
   });
 });

@@ -97,7 +97,10 @@ function parseSort<Field extends string>(params: CollectionParams, sortable: rea
 
 function parseFields(value: string | undefined, selectable: readonly string[]): string[] | undefined {
   if (value === undefined) return undefined;
-  const names = value.split(',').map((name) => name.trim()).filter(Boolean);
+  const names = value
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean);
   const unknown = names.filter((name) => !selectable.includes(name));
   if (unknown.length) throw badParameter('fields', `unknown field(s) ${unknown.join(', ')}; allowed: ${selectable.join(', ')}`);
   return [...new Set(['id', ...names])];
@@ -108,10 +111,7 @@ export function likeLiteral(text: string): string {
   return text.replace(/[\\%_]/g, (char) => `\\${char}`);
 }
 
-export function parseCollectionQuery<Field extends string>(
-  params: CollectionParams,
-  rules: CollectionRules<Field>,
-): CollectionQuery<Field> {
+export function parseCollectionQuery<Field extends string>(params: CollectionParams, rules: CollectionRules<Field>): CollectionQuery<Field> {
   const search = (params.q ?? params.search)?.trim();
   if (search !== undefined && !isStorableText(search)) {
     throw badParameter(params.q !== undefined ? 'q' : 'search', 'must not contain NUL characters or unpaired surrogates');

@@ -102,5 +102,4 @@ export const MESSAGE_MAX = 500;
 export const FIELD_MAX = 256;
 
 export const notFound = (what: string): AppError => new AppError('NOT_FOUND', `${what} not found`);
-export const validationFailed = (fields: FieldError[]): AppError =>
-  new AppError('VALIDATION_FAILED', 'Validation failed', fields);
+export const validationFailed = (fields: FieldError[]): AppError => new AppError('VALIDATION_FAILED', 'Validation failed', fields);

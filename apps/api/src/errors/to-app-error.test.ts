@@ -17,11 +17,23 @@ describe('toAppError', () => {
 
   it('turns Ajv failures of a body into 422 and of a query string into 400, naming each field', () => {
     const validation = [
-      { keyword: 'required', instancePath: '', schemaPath: '#/required', params: { missingProperty: 'email' }, message: "must have required property 'email'" },
+      {
+        keyword: 'required',
+        instancePath: '',
+        schemaPath: '#/required',
+        params: { missingProperty: 'email' },
+        message: "must have required property 'email'",
+      },
       { keyword: 'maximum', instancePath: '/age', schemaPath: '#/properties/age/maximum', params: { limit: 150 }, message: 'must be <= 150' },
     ];
     const body = toAppError(failure('body/email', { validation, validationContext: 'body', statusCode: 400 }));
-    expect(body).toMatchObject({ kind: ErrorKinds.VALIDATION_FAILED, fields: [{ field: 'email', message: 'is required' }, { field: 'age', message: 'must be <= 150' }] });
+    expect(body).toMatchObject({
+      kind: ErrorKinds.VALIDATION_FAILED,
+      fields: [
+        { field: 'email', message: 'is required' },
+        { field: 'age', message: 'must be <= 150' },
+      ],
+    });
     const query = toAppError(failure('querystring/age', { validation: validation.slice(1), validationContext: 'querystring', statusCode: 400 }));
     expect(query).toMatchObject({ kind: ErrorKinds.BAD_QUERY_PARAMETER, message: 'Invalid age' });
   });
@@ -39,15 +51,24 @@ describe('toAppError', () => {
   });
 
   it('says which part of the request was malformed', () => {
-    expect(toAppError(failure('Unexpected end of JSON input', { code: 'FST_ERR_CTP_INVALID_JSON_BODY' }))?.message).toBe('Malformed request body: Unexpected end of JSON input');
+    expect(toAppError(failure('Unexpected end of JSON input', { code: 'FST_ERR_CTP_INVALID_JSON_BODY' }))?.message).toBe(
+      'Malformed request body: Unexpected end of JSON input',
+    );
     expect(toAppError(failure("'/%E0' is not a valid url component", { code: 'FST_ERR_BAD_URL' }))?.message).toMatch(/^Malformed URL: /);
   });
 
   it('maps Prisma codes any query can meet, and every shape of an unreachable database, to their kinds', () => {
     expect(toAppError(failure('Unique constraint failed', { code: 'P2002' }))?.kind).toBe(ErrorKinds.CONFLICT);
     expect(toAppError(failure('Record to update not found', { code: 'P2025' }))?.kind).toBe(ErrorKinds.NOT_FOUND);
-    expect(toAppError(failure('Transaction API error', { code: 'P2028' }))).toMatchObject({ kind: ErrorKinds.UNAVAILABLE, message: 'Database busy: try again' });
-    for (const unreachable of [failure('connect ECONNREFUSED 127.0.0.1:5432', { code: 'ECONNREFUSED' }), failure('terminating connection', { code: '57P01' }), failure('Connection terminated unexpectedly', {})]) {
+    expect(toAppError(failure('Transaction API error', { code: 'P2028' }))).toMatchObject({
+      kind: ErrorKinds.UNAVAILABLE,
+      message: 'Database busy: try again',
+    });
+    for (const unreachable of [
+      failure('connect ECONNREFUSED 127.0.0.1:5432', { code: 'ECONNREFUSED' }),
+      failure('terminating connection', { code: '57P01' }),
+      failure('Connection terminated unexpectedly', {}),
+    ]) {
       expect(toAppError(unreachable)).toMatchObject({ kind: ErrorKinds.UNAVAILABLE, message: 'Database unavailable' });
     }
   });
@@ -68,7 +89,16 @@ describe('the table', () => {
   });
 
   it('lists the GraphQL codes of SPEC §2, and the trusted documents’ refusals', () => {
-    for (const code of ['UNAUTHENTICATED', 'FORBIDDEN', 'BAD_USER_INPUT', 'NOT_FOUND', 'CONFLICT', 'RATE_LIMITED', 'INTERNAL_SERVER_ERROR', ...Object.values(GraphQLOnlyCodes)]) {
+    for (const code of [
+      'UNAUTHENTICATED',
+      'FORBIDDEN',
+      'BAD_USER_INPUT',
+      'NOT_FOUND',
+      'CONFLICT',
+      'RATE_LIMITED',
+      'INTERNAL_SERVER_ERROR',
+      ...Object.values(GraphQLOnlyCodes),
+    ]) {
       expect(GRAPHQL_CODES.has(code)).toBe(true);
     }
   });

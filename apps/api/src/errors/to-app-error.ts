@@ -52,7 +52,8 @@ export function toAppError(thrown: unknown): AppError | undefined {
       : new AppError('BAD_QUERY_PARAMETER', `Invalid ${fields.map((f) => f.field).join(', ')}`, fields);
   }
   const kind = typeof framework.code === 'string' ? CODES[framework.code] : undefined;
-  if (kind === 'BAD_REQUEST') return new AppError(kind, `${framework.code === 'FST_ERR_BAD_URL' ? 'Malformed URL' : 'Malformed request body'}: ${framework.message}`);
+  if (kind === 'BAD_REQUEST')
+    return new AppError(kind, `${framework.code === 'FST_ERR_BAD_URL' ? 'Malformed URL' : 'Malformed request body'}: ${framework.message}`);
   if (kind) return new AppError(kind);
   if (/^Unexpected token|JSON/.test(framework.message) && framework.statusCode === 400) {
     return new AppError('BAD_REQUEST', `Malformed JSON body: ${framework.message}`);

@@ -89,7 +89,9 @@ export const YIELD_EVERY_NODES = 1000;
 function costOf(args: ExecutionArgs, ceiling: number): number | undefined {
   const operation = getOperationAST(args.document, args.operationName);
   if (!operation) return undefined; // Execution reports it, running nothing.
-  const coerced = getVariableValues(args.schema, operation.variableDefinitions ?? [], (args.variableValues ?? {}) as Record<string, unknown>, { maxErrors: 1 });
+  const coerced = getVariableValues(args.schema, operation.variableDefinitions ?? [], (args.variableValues ?? {}) as Record<string, unknown>, {
+    maxErrors: 1,
+  });
   if (coerced.errors) return undefined; // Likewise: invalid variables run nothing.
   const fragments = fragmentsOf(args.document);
   return operationCost({ schema: args.schema, fragments, operation, variables: coerced.coerced, ceiling });
@@ -301,7 +303,8 @@ function metered(resolve: GraphQLFieldResolver<unknown, unknown>, cost: typeof c
     return guarded(() => {
       check(budget);
       const value = resolve(source, args, context, info);
-      const settled = (resolved: unknown) => guarded(() => throughGate(budget, cost(budget, resolved), Array.isArray(resolved) ? resolved.length : 1));
+      const settled = (resolved: unknown) =>
+        guarded(() => throughGate(budget, cost(budget, resolved), Array.isArray(resolved) ? resolved.length : 1));
       return value instanceof Promise ? value.then(settled) : settled(value);
     });
   };

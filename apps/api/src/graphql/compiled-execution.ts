@@ -35,7 +35,16 @@
 // from the same source, which a server does not do.
 //
 // Written by hand: @envelop/graphql-jit compiles and runs the compiled function, but has none of these guards.
-import { getVariableValues, Kind, type DocumentNode, type ExecutionArgs, type FragmentDefinitionNode, type OperationDefinitionNode, type SelectionSetNode, type ValueNode } from 'graphql';
+import {
+  getVariableValues,
+  Kind,
+  type DocumentNode,
+  type ExecutionArgs,
+  type FragmentDefinitionNode,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+  type ValueNode,
+} from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import type { Plugin } from 'graphql-yoga';
 import { LRUCache } from 'lru-cache';
@@ -135,7 +144,8 @@ function variablesAgree(args: ExecutionArgs, operation: OperationDefinitionNode)
 }
 
 /** The document without locations, as a private copy: graphql-jit annotates the nodes it compiles. */
-const privateCopy = (document: DocumentNode): DocumentNode => JSON.parse(JSON.stringify(document, (key, value: unknown) => (key === 'loc' ? undefined : value)));
+const privateCopy = (document: DocumentNode): DocumentNode =>
+  JSON.parse(JSON.stringify(document, (key, value: unknown) => (key === 'loc' ? undefined : value)));
 
 /** Per document seen: its one compilable query (null when it has none) and its fields, and its executions until compiled. */
 interface DocumentState {
@@ -166,7 +176,10 @@ const hasErrors = (result: unknown) => ((result as { errors?: readonly unknown[]
 export function compiledExecutionPlugin(options: CompiledExecutionOptions): Plugin {
   v8.setFlagsFromString('--no-compilation-cache'); // see the header
   const states = new WeakMap<DocumentNode, DocumentState>();
-  const compiledDocuments = new LRUCache<DocumentNode, CompiledQuery>({ maxSize: MAX_KEPT_FIELDS, sizeCalculation: (_compiled, document) => states.get(document)?.fields ?? MAX_COMPILED_FIELDS });
+  const compiledDocuments = new LRUCache<DocumentNode, CompiledQuery>({
+    maxSize: MAX_KEPT_FIELDS,
+    sizeCalculation: (_compiled, document) => states.get(document)?.fields ?? MAX_COMPILED_FIELDS,
+  });
   const mayCompile = compileBudget(options.compileBurst ?? COMPILE_BURST, options.compilesPerSecond ?? COMPILES_PER_SECOND);
 
   const compiledFor = (args: ExecutionArgs): CompiledQuery | undefined => {

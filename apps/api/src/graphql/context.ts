@@ -36,8 +36,12 @@ export function databaseUnavailableAmong(errors: readonly unknown[]): unknown {
  */
 export function withUnreachableDatabase(context: GraphQLContext, cause: unknown): GraphQLContext {
   const failing = <T extends object>(service: T): T =>
-    new Proxy(service, { get: (target, key) => (typeof Reflect.get(target, key) === 'function' ? () => Promise.reject(cause) : Reflect.get(target, key)) });
-  const services = Object.fromEntries(Object.entries(context.services).map(([name, service]) => [name, failing(service as object)])) as unknown as Services;
+    new Proxy(service, {
+      get: (target, key) => (typeof Reflect.get(target, key) === 'function' ? () => Promise.reject(cause) : Reflect.get(target, key)),
+    });
+  const services = Object.fromEntries(
+    Object.entries(context.services).map(([name, service]) => [name, failing(service as object)]),
+  ) as unknown as Services;
   return { ...context, services, loaders: createLoaders(services) };
 }
 

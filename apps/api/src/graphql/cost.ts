@@ -111,13 +111,15 @@ function selectionCost(type: GraphQLObjectType, fields: Map<string, readonly Fie
   let total = 0;
   for (const nodes of fields.values()) {
     const node = nodes[0]!;
-    const field = node.name.value === '__typename' ? undefined : type.getFields()[node.name.value] ?? schemaField(input.schema, type, node.name.value);
+    const field =
+      node.name.value === '__typename' ? undefined : (type.getFields()[node.name.value] ?? schemaField(input.schema, type, node.name.value));
     if (!field) continue; // Unknown fields are validation's to report; they run nothing.
     const returned = getNullableType(field.type);
     const named = getNamedType(field.type);
     if (!isObjectType(named)) continue; // Scalars and enums are part of their object's cost.
     // A size argument counts on a connection too (`postsConnection(first)` sizes its `edges`): conservative.
-    const size = isListType(returned) || field.args.some((arg) => SIZE_ARGUMENTS.includes(arg.name as never)) ? listSize(type, field, node, input) : 1;
+    const size =
+      isListType(returned) || field.args.some((arg) => SIZE_ARGUMENTS.includes(arg.name as never)) ? listSize(type, field, node, input) : 1;
     // Each visited field (but introspection's single objects) adds at least 1 to the cost, so more visits than the
     // ceiling mean a cost above it (or an absurd document): this bounds the walk itself, whatever fragments do.
     if (--budget.left < 0) throw new CostExceeded();
@@ -140,7 +142,11 @@ function schemaField(schema: GraphQLSchema, type: GraphQLObjectType, name: strin
 /** The operation's cost, or `Infinity` once it passes `ceiling` (the walk stops there). */
 export function operationCost(input: CostInput): number {
   const root =
-    input.operation.operation === 'query' ? input.schema.getQueryType() : input.operation.operation === 'mutation' ? input.schema.getMutationType() : input.schema.getSubscriptionType();
+    input.operation.operation === 'query'
+      ? input.schema.getQueryType()
+      : input.operation.operation === 'mutation'
+        ? input.schema.getMutationType()
+        : input.schema.getSubscriptionType();
   if (!root) return 0;
   try {
     const fields = collectFields(input.schema, input.fragments, input.variables, root, input.operation.selectionSet);

@@ -10,7 +10,9 @@ export function extensionsOf(error: AppError): Record<string, unknown> {
   // Bounded like REST's (rest/error-envelope.ts): a message or field may echo what a client sent.
   return {
     code: error.kind.graphqlCode,
-    ...(error.fields ? { fields: error.fields.map((field) => ({ field: clip(field.field, FIELD_MAX), message: clip(field.message, MESSAGE_MAX) })) } : {}),
+    ...(error.fields
+      ? { fields: error.fields.map((field) => ({ field: clip(field.field, FIELD_MAX), message: clip(field.message, MESSAGE_MAX) })) }
+      : {}),
     // a refused `expectedVersion`: the version found, to read again or decide
     ...(error.currentVersion !== undefined ? { currentVersion: error.currentVersion } : {}),
   };

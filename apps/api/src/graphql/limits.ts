@@ -6,7 +6,6 @@ import { workLimitPlugin } from './budget.js';
 import type { GraphQLLimits } from '../config.js';
 import { GraphQLOnlyCodes } from '../errors/app-error.js';
 
-
 export const DEFAULT_GRAPHQL_LIMITS: GraphQLLimits = {
   maxDepth: 10,
   maxAliases: 15,

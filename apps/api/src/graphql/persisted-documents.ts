@@ -19,7 +19,6 @@ export const PERSISTED_DOCUMENT_CODES = {
   idRequired: GraphQLOnlyCodes.PERSISTED_QUERY_ID_REQUIRED,
 } as const;
 
-
 /** What a request names: GraphQL-over-HTTP's `documentId`, Apollo APQ's extension and the document's text. */
 export interface DocumentParams {
   query?: unknown;
@@ -60,11 +59,14 @@ export function readManifest(file: string): Map<string, string> {
   const entries: [string, unknown][] =
     isObject(json) && json.format === 'apollo-persisted-query-manifest' && Array.isArray(json.operations)
       ? json.operations.map((operation: unknown) => (isObject(operation) ? [String(operation.id), operation.body] : ['', undefined]))
-      : isObject(json) ? Object.entries(json) : [];
+      : isObject(json)
+        ? Object.entries(json)
+        : [];
   if (entries.length === 0 && !isObject(json)) throw new Error(`${file}: not a persisted documents manifest (a JSON object of hash → document)`);
   const documents = new Map<string, string>();
   for (const [hash, document] of entries) {
-    if (!SHA256_HEX.test(hash) || typeof document !== 'string') throw new Error(`${file}: "${hash.slice(0, 80)}" is not a SHA-256 hash (hex) with a document`);
+    if (!SHA256_HEX.test(hash) || typeof document !== 'string')
+      throw new Error(`${file}: "${hash.slice(0, 80)}" is not a SHA-256 hash (hex) with a document`);
     if (sha256Hex(document) !== hash) throw new Error(`${file}: the document listed as ${hash} does not hash to it`);
     documents.set(hash, document);
   }
@@ -111,14 +113,21 @@ export class PersistedDocuments {
 
   notFound(): GraphQLError {
     return this.trustedOnly
-      ? createGraphQLError('PersistedQueryNotInList: this server runs only the documents of its manifest, and this hash is not one of them', { extensions: { code: PERSISTED_DOCUMENT_CODES.notInList, http: REQUEST_ERROR } })
-      : createGraphQLError('PersistedQueryNotFound: no document is registered under this hash; send the document itself', { extensions: { code: PERSISTED_DOCUMENT_CODES.notFound, http: REQUEST_ERROR } });
+      ? createGraphQLError('PersistedQueryNotInList: this server runs only the documents of its manifest, and this hash is not one of them', {
+          extensions: { code: PERSISTED_DOCUMENT_CODES.notInList, http: REQUEST_ERROR },
+        })
+      : createGraphQLError('PersistedQueryNotFound: no document is registered under this hash; send the document itself', {
+          extensions: { code: PERSISTED_DOCUMENT_CODES.notFound, http: REQUEST_ERROR },
+        });
   }
 
   idRequired(): GraphQLError {
-    return createGraphQLError('PersistedQueryIdRequired: this server runs only trusted documents; send the hash of a registered document (documentId or extensions.persistedQuery), not its text', {
-      extensions: { code: PERSISTED_DOCUMENT_CODES.idRequired, http: REQUEST_ERROR },
-    });
+    return createGraphQLError(
+      'PersistedQueryIdRequired: this server runs only trusted documents; send the hash of a registered document (documentId or extensions.persistedQuery), not its text',
+      {
+        extensions: { code: PERSISTED_DOCUMENT_CODES.idRequired, http: REQUEST_ERROR },
+      },
+    );
   }
 
   /** Yoga's plugin for its HTTP handler (GET, POST, SSE and multipart answers alike), with the lookups and errors above. */
@@ -127,13 +136,17 @@ export class PersistedDocuments {
       getPersistedOperation: (hash) => this.lookup(hash) ?? null,
       // Yoga's GET parser keeps only query, variables, operationName and extensions: a GET's documentId is read here.
       extractPersistedOperationId: (params, request) =>
-        documentIdOf(params as DocumentParams) ?? documentIdOf({ documentId: new URL(request.url).searchParams.get('documentId') ?? undefined }) ?? null,
+        documentIdOf(params as DocumentParams) ??
+        documentIdOf({ documentId: new URL(request.url).searchParams.get('documentId') ?? undefined }) ??
+        null,
       allowArbitraryOperations: !this.trustedOnly,
       customErrors: {
         notFound: () => this.notFound(),
         // Neither a text nor a hash: in allow-list mode the hash is what is missing; otherwise Yoga's own answer.
         keyNotFound: () =>
-          this.trustedOnly ? this.idRequired() : createGraphQLError('Must provide query string.', { extensions: { code: 'BAD_REQUEST', http: REQUEST_ERROR } }),
+          this.trustedOnly
+            ? this.idRequired()
+            : createGraphQLError('Must provide query string.', { extensions: { code: 'BAD_REQUEST', http: REQUEST_ERROR } }),
         persistedQueryOnly: () => this.idRequired(),
       },
     }) as Plugin;

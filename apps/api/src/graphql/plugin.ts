@@ -15,7 +15,6 @@ import { AppError } from '../errors/app-error.js';
 import { CAP_RETRY_AFTER_SECONDS, capMessage, SubscriptionCaps } from './subscription-limits.js';
 import { serveGraphQLOverWebSocket, subscriptionStreams, type WebSocketServerContext } from './websocket.js';
 
-
 /**
  * What GraphiQL opens with: a query that answers at once, and how to send a token (no default Authorization header:
  * a placeholder token would be refused with 401 even on public fields).
@@ -85,7 +84,8 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
       // First: every later plugin sees the document a hash names, and an ad-hoc one refused in allow-list mode runs nothing.
       persisted.plugin(),
       // Before the work limit (limits.ts), whose execute wraps the compiled one: a compiled run is metered and stopped alike.
-      ...(app.config.graphqlCompiledExecution ? [
+      ...(app.config.graphqlCompiledExecution
+        ? [
             compiledExecutionPlugin({
               ...app.config.graphqlCompiledExecution,
               onAnswered: app.metrics.countCompiledExecution,
@@ -94,7 +94,8 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
                 return cause === undefined ? undefined : { context: withUnreachableDatabase(context as GraphQLContext, cause), waitsOnNothing: true };
               },
             }),
-          ] : []),
+          ]
+        : []),
       ...limitPlugins(app.config.graphqlLimits),
       httpSubscriptionCaps(caps),
       streams.plugin,
@@ -114,7 +115,6 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
     },
   });
 
-
   const fastPath = app.config.graphqlFastPath
     ? graphqlFastPath(yoga, { maskError: (error) => maskError(error, 'Unexpected error.', !production), persisted })
     : async () => false;
@@ -126,13 +126,20 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
       if (await fastPath(req, reply)) return reply;
       // An event-stream request with a document that does not parse or validate: an HTTP error, not stream data.
       const documentErrors = sseDocumentErrors(yoga, req, reply, persisted);
-      if (documentErrors) return reply.status(400).type('application/json; charset=utf-8').send({ errors: documentErrors.map(errorForClient) });
+      if (documentErrors)
+        return reply
+          .status(400)
+          .type('application/json; charset=utf-8')
+          .send({ errors: documentErrors.map(errorForClient) });
       const response = await yoga.handleNodeRequestAndResponse(req, reply, { req, reply });
       const refused = (req as CappedRequest)[kSubscriptionRefused];
       if (refused) {
         // Over a subscription cap (httpSubscriptionCaps): nothing was subscribed; a plain 429 instead of a stream.
         await response.body?.cancel().catch(() => undefined);
-        return reply.status(429).header('retry-after', CAP_RETRY_AFTER_SECONDS).send(graphqlErrorBody(new AppError('RATE_LIMITED', refused)));
+        return reply
+          .status(429)
+          .header('retry-after', CAP_RETRY_AFTER_SECONDS)
+          .send(graphqlErrorBody(new AppError('RATE_LIMITED', refused)));
       }
       response.headers.forEach((value, key) => void reply.header(key, value));
       reply.status(response.status);
@@ -160,7 +167,10 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
     url: yoga.graphqlEndpoint,
     method: 'PUT',
     handler: async (_req, reply) =>
-      reply.status(405).header('allow', 'GET, POST, OPTIONS').send(graphqlErrorBody(new AppError('METHOD_NOT_ALLOWED', SINGLE_CONNECTION_REFUSAL))),
+      reply
+        .status(405)
+        .header('allow', 'GET, POST, OPTIONS')
+        .send(graphqlErrorBody(new AppError('METHOD_NOT_ALLOWED', SINGLE_CONNECTION_REFUSAL))),
   });
 
   const webSocket = serveGraphQLOverWebSocket({

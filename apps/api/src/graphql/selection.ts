@@ -10,7 +10,12 @@ import { Kind, type FieldNode, type FragmentDefinitionNode, type GraphQLResolveI
 /** Per field node of the document (documents are parsed once and kept), the names its selection asks for. */
 const namesByField = new WeakMap<FieldNode, ReadonlySet<string>>();
 
-function collect(selectionSet: SelectionSetNode | undefined, fragments: Record<string, FragmentDefinitionNode>, names: Set<string>, seen: Set<string>): void {
+function collect(
+  selectionSet: SelectionSetNode | undefined,
+  fragments: Record<string, FragmentDefinitionNode>,
+  names: Set<string>,
+  seen: Set<string>,
+): void {
   for (const selection of selectionSet?.selections ?? []) {
     if (selection.kind === Kind.FIELD) names.add(selection.name.value);
     else if (selection.kind === Kind.INLINE_FRAGMENT) collect(selection.selectionSet, fragments, names, seen);

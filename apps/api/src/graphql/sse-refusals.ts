@@ -9,7 +9,15 @@ import type { DocumentParams, PersistedDocuments } from './persisted-documents.j
 import { GraphQLOnlyCodes } from '../errors/app-error.js';
 
 const isGraphQLError = (error: unknown): error is GraphQLError => error instanceof GraphQLError;
-const withCode = (error: GraphQLError, code: string) => (error.extensions.code ? error : new GraphQLError(error.message, { nodes: error.nodes, source: error.source, positions: error.positions, extensions: { ...error.extensions, code } }));
+const withCode = (error: GraphQLError, code: string) =>
+  error.extensions.code
+    ? error
+    : new GraphQLError(error.message, {
+        nodes: error.nodes,
+        source: error.source,
+        positions: error.positions,
+        extensions: { ...error.extensions, code },
+      });
 
 /** The GraphQL parameters of a GET (query string) or a JSON POST, with the document they run (a text or a hash's). */
 function paramsOf(req: FastifyRequest, persisted: PersistedDocuments): { query: string; operationName?: string } | GraphQLError | undefined {
@@ -39,7 +47,12 @@ function parsedExtensions(query: unknown): unknown {
  * For a request that asks for an event stream: the errors of its document (a hash not listed, a text refused by the
  * allow-list mode, a document that does not parse or validate), or undefined when it may run.
  */
-export function sseDocumentErrors(yoga: AnyYoga, req: FastifyRequest, reply: FastifyReply, persisted: PersistedDocuments): GraphQLError[] | undefined {
+export function sseDocumentErrors(
+  yoga: AnyYoga,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  persisted: PersistedDocuments,
+): GraphQLError[] | undefined {
   if (!req.headers.accept?.includes('text/event-stream')) return undefined;
   const params = paramsOf(req, persisted);
   if (!params) return undefined; // Yoga answers a request without a query itself (400)

@@ -43,7 +43,9 @@ function markErrors(span: Span, errors: readonly GraphQLError[] | undefined): vo
   const codeOf = (error: GraphQLError) =>
     error.extensions?.code ??
     (error as unknown as { kind?: { graphqlCode?: string } }).kind?.graphqlCode ??
-    (error instanceof GraphQLError && (!error.originalError || error.originalError instanceof GraphQLError) ? 'BAD_USER_INPUT' : 'INTERNAL_SERVER_ERROR');
+    (error instanceof GraphQLError && (!error.originalError || error.originalError instanceof GraphQLError)
+      ? 'BAD_USER_INPUT'
+      : 'INTERNAL_SERVER_ERROR');
   const codes = [...new Set(errors.map((error) => String(codeOf(error))))];
   span.setStatus({ code: SpanStatusCode.ERROR });
   span.setAttribute('graphql.error.codes', codes);
@@ -132,7 +134,11 @@ export function graphqlTracing(provider: TracerProvider): Plugin[] {
       addPlugin(
         useOnResolve(
           ({ info, context: graphqlContext }) => {
-            const span = tracer.startSpan(`${info.parentType.name}.${info.fieldName}`, { attributes: { 'graphql.field.path': pathOf(info.path) } }, contextOf(graphqlContext as object));
+            const span = tracer.startSpan(
+              `${info.parentType.name}.${info.fieldName}`,
+              { attributes: { 'graphql.field.path': pathOf(info.path) } },
+              contextOf(graphqlContext as object),
+            );
             return ({ result }) => {
               if (result instanceof Error) markErrors(span, [result as GraphQLError]);
               span.end();

@@ -31,7 +31,11 @@ async function csrfPlugin(app: FastifyInstance): Promise<void> {
     if (SAFE_METHODS.has(request.method) || principal.kind !== 'user' || principal.via !== 'session') return done();
     const origin = request.headers.origin;
     const foreign = origin !== undefined ? !trustedOrigin(request, origin, allowed) : request.headers['sec-fetch-site'] === 'cross-site';
-    done(foreign ? new AppError('FORBIDDEN', 'Cross-site request with the session cookie refused: send it from this site or with a Bearer token') : undefined);
+    done(
+      foreign
+        ? new AppError('FORBIDDEN', 'Cross-site request with the session cookie refused: send it from this site or with a Bearer token')
+        : undefined,
+    );
   });
 }
 

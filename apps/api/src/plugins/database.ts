@@ -42,7 +42,8 @@ async function openConfiguredDatabase(app: FastifyInstance): Promise<Database> {
     }
     return database;
   } catch (error) {
-    if (config.databaseUrl && !(error instanceof DatabaseUnreachableError) && isDatabaseUnavailableError(error)) throw new DatabaseUnreachableError(config.databaseUrl, error);
+    if (config.databaseUrl && !(error instanceof DatabaseUnreachableError) && isDatabaseUnavailableError(error))
+      throw new DatabaseUnreachableError(config.databaseUrl, error);
     throw error;
   }
 }

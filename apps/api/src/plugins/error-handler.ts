@@ -46,7 +46,8 @@ async function errorHandlerPlugin(app: FastifyInstance): Promise<void> {
   // connection, and that request would wait forever (found by the fuzz with a 2 MB body in no content type).
   app.addHook('onSend', (request, reply, payload, done) => {
     if (!request.raw.complete) reply.header('connection', 'close');
-    if (reply.statusCode === 401 && !reply.hasHeader('www-authenticate')) reply.header('www-authenticate', wwwAuthenticate(request.headers.authorization));
+    if (reply.statusCode === 401 && !reply.hasHeader('www-authenticate'))
+      reply.header('www-authenticate', wwwAuthenticate(request.headers.authorization));
     done(null, payload);
   });
 

@@ -214,7 +214,9 @@ function serveMetrics(app: FastifyInstance, registry: Registry): void {
       if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
         res.writeHead(404, { 'content-type': 'text/plain' }).end('Not found\n');
       } else if (!authorized(req.headers.authorization)) {
-        res.writeHead(401, { 'content-type': 'text/plain', 'www-authenticate': 'Bearer realm="metrics"', 'cache-control': 'no-store' }).end('Unauthorized\n');
+        res
+          .writeHead(401, { 'content-type': 'text/plain', 'www-authenticate': 'Bearer realm="metrics"', 'cache-control': 'no-store' })
+          .end('Unauthorized\n');
       } else {
         registry.metrics().then(
           (text) => res.writeHead(200, { 'content-type': registry.contentType, 'cache-control': 'no-store' }).end(text),
@@ -250,10 +252,15 @@ function serveMetrics(app: FastifyInstance, registry: Registry): void {
     // The metrics token is not a user credential: checked here, then removed so that authentication (which would
     // refuse it as a malformed access token) sees an anonymous scrape.
     onRequest: async (request) => {
-      if (!authorized(request.headers.authorization)) throw new AppError('UNAUTHENTICATED', 'GET /metrics needs Authorization: Bearer <METRICS_TOKEN>');
+      if (!authorized(request.headers.authorization))
+        throw new AppError('UNAUTHENTICATED', 'GET /metrics needs Authorization: Bearer <METRICS_TOKEN>');
       delete request.headers.authorization;
     },
-    handler: async (_request, reply) => reply.header('cache-control', 'no-store').type(registry.contentType).send(await registry.metrics()),
+    handler: async (_request, reply) =>
+      reply
+        .header('cache-control', 'no-store')
+        .type(registry.contentType)
+        .send(await registry.metrics()),
   });
 }
 

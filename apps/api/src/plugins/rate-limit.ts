@@ -68,8 +68,12 @@ export function mostRestrictive(states: BucketState[]): BucketState {
   const pool = exceeded.length > 0 ? exceeded : states;
   return pool.reduce((worst, state) =>
     exceeded.length > 0
-      ? state.resetAt > worst.resetAt ? state : worst
-      : state.remaining < worst.remaining || (state.remaining === worst.remaining && state.resetAt > worst.resetAt) ? state : worst,
+      ? state.resetAt > worst.resetAt
+        ? state
+        : worst
+      : state.remaining < worst.remaining || (state.remaining === worst.remaining && state.resetAt > worst.resetAt)
+        ? state
+        : worst,
   );
 }
 
@@ -84,7 +88,8 @@ function writeHeaders(reply: FastifyReply, state: BucketState): void {
   if (state.exceeded && reply.statusCode === 429) reply.header('retry-after', Math.max(1, resetIn));
 }
 
-const tooMany = (state: BucketState) => new AppError('RATE_LIMITED', `Too many requests; retry in ${Math.max(1, seconds(state.resetAt - Date.now()))} s`);
+const tooMany = (state: BucketState) =>
+  new AppError('RATE_LIMITED', `Too many requests; retry in ${Math.max(1, seconds(state.resetAt - Date.now()))} s`);
 
 async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
   // Only the limiter and its store are used (`createRateLimit`); the hooks below decide which buckets count a request.
@@ -198,7 +203,11 @@ async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
     const write = (states: BucketState[]) => writeHeaders(reply, mostRestrictive(states));
     const warn = (error: unknown) => request.log.warn({ err: error }, 'rate-limit headers not written');
     const counted = request[kStates];
-    if (!counted) return void count(request, false).then(write).catch(warn).finally(() => done(null, payload));
+    if (!counted)
+      return void count(request, false)
+        .then(write)
+        .catch(warn)
+        .finally(() => done(null, payload));
     try {
       write(counted);
     } catch (error) {
@@ -209,7 +218,9 @@ async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
 
   // Failures-only buckets (per-account login) use up a unit once the answer is known to be that failure.
   app.addHook('onResponse', (request: CountedRequest, reply, done) => {
-    const failures = (request.routeOptions.config?.rateBuckets ?? []).filter((bucket) => bucket.countOnlyStatus !== undefined && reply.statusCode === bucket.countOnlyStatus);
+    const failures = (request.routeOptions.config?.rateBuckets ?? []).filter(
+      (bucket) => bucket.countOnlyStatus !== undefined && reply.statusCode === bucket.countOnlyStatus,
+    );
     if (failures.length === 0) {
       release(request);
       return done();

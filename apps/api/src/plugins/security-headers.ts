@@ -54,7 +54,8 @@ async function securityHeadersPlugin(app: FastifyInstance): Promise<void> {
     // (`principal` is set by the auth plugin; requests refused before it ran are anonymous or have none.)
     // So is an answer that hands out credentials (tokens of /login and /auth/refresh, a session cookie).
     const authenticated = request.principal !== undefined && request.principal !== null && request.principal.kind !== 'anonymous';
-    if (authenticated || CREDENTIAL_ROUTES.has(request.routeOptions.url ?? '') || reply.hasHeader('set-cookie')) reply.header('cache-control', 'no-store');
+    if (authenticated || CREDENTIAL_ROUTES.has(request.routeOptions.url ?? '') || reply.hasHeader('set-cookie'))
+      reply.header('cache-control', 'no-store');
     done(null, payload);
   });
 

@@ -45,7 +45,10 @@ export function traceLogFields(): Record<string, string> {
 
 async function tracingPlugin(app: FastifyInstance, options: TracingOptions): Promise<void> {
   const provider = new NodeTracerProvider({
-    resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: options.serviceName, [ATTR_SERVICE_VERSION]: process.env.npm_package_version ?? '0.1.0' }),
+    resource: resourceFromAttributes({
+      [ATTR_SERVICE_NAME]: options.serviceName,
+      [ATTR_SERVICE_VERSION]: process.env.npm_package_version ?? '0.1.0',
+    }),
     // Batched to the OTLP endpoint (the exporter reads OTEL_EXPORTER_OTLP_* itself); off the request path either way.
     spanProcessors: [options.exporter ? new SimpleSpanProcessor(options.exporter) : new BatchSpanProcessor(new OTLPTraceExporter())],
     // Every request is traced, whatever the caller's `traceparent` says: the SDK's default follows the caller's sampled
@@ -94,16 +97,20 @@ async function tracingPlugin(app: FastifyInstance, options: TracingOptions): Pro
   const tracer = provider.getTracer('users-posts-db');
   const reader = app.db.sql;
   reader.around = (sql, run) =>
-    tracer.startActiveSpan('prisma:engine:db_query', { kind: SpanKind.CLIENT, attributes: { 'db.system.name': 'postgresql', 'db.query.text': sql } }, async (span) => {
-      try {
-        return await run();
-      } catch (error) {
-        span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
-        throw error;
-      } finally {
-        span.end();
-      }
-    });
+    tracer.startActiveSpan(
+      'prisma:engine:db_query',
+      { kind: SpanKind.CLIENT, attributes: { 'db.system.name': 'postgresql', 'db.query.text': sql } },
+      async (span) => {
+        try {
+          return await run();
+        } catch (error) {
+          span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+          throw error;
+        } finally {
+          span.end();
+        }
+      },
+    );
 
   fastify.setTracerProvider(provider);
   await app.register(fastify.plugin());

@@ -13,7 +13,6 @@ import fp from 'fastify-plugin';
 import { AppError } from '../errors/app-error.js';
 import { CURRENT_VERSION } from '../rest/media-type.js';
 
-
 const VERSIONED = /^\/api\/v\d+(?:\/|$)/;
 const UNVERSIONED = /^\/api(?:\/|$)/;
 const VENDOR_MEDIA_TYPE = /^application\/vnd\.api\.v([^+;\s]*)\+json$/i;

@@ -67,5 +67,7 @@ export function collectionEtag(request: FastifyRequest, reply: FastifyReply, pay
 /** A single resource's read: 304 with its ETag when `If-None-Match` names it, else 200 with the body and the ETag. */
 export function conditionalRead<Body>(request: FastifyRequest, version: number, body: () => Body) {
   const etag = etagOf(version);
-  return notModified(request, etag) ? { status: 304 as const, headers: { etag }, body: undefined } : { status: 200 as const, headers: { etag }, body: body() };
+  return notModified(request, etag)
+    ? { status: 304 as const, headers: { etag }, body: undefined }
+    : { status: 200 as const, headers: { etag }, body: body() };
 }

@@ -7,11 +7,7 @@ export function ok<Data>(data: Data): { code: 0; message: 'ok'; data: Data } {
 }
 
 /** A page of resources as the page/offset or the cursor envelope, each item reduced to `fields`. */
-export function pageEnvelope<Row, Item extends { id: number }>(
-  result: PageResult<Row>,
-  represent: (row: Row) => Item,
-  fields: string[] | undefined,
-) {
+export function pageEnvelope<Row, Item extends { id: number }>(result: PageResult<Row>, represent: (row: Row) => Item, fields: string[] | undefined) {
   const items = result.items.map((row) => selectFields(represent(row), fields));
   // `paging` names the shape of `data`: the contract's discriminator between the two envelopes.
   if (result.mode === 'cursor') {

@@ -18,7 +18,9 @@ export function errorBody(error: AppError): ErrorBody {
   return {
     code: error.kind.code,
     message,
-    ...(error.fields ? { errors: error.fields.map((field) => ({ field: clip(field.field, FIELD_MAX), message: clip(field.message, MESSAGE_MAX) })) } : {}),
+    ...(error.fields
+      ? { errors: error.fields.map((field) => ({ field: clip(field.field, FIELD_MAX), message: clip(field.message, MESSAGE_MAX) })) }
+      : {}),
     ...(error.kind.status === 401 ? { error: clip(error.message, 200) } : {}),
   };
 }

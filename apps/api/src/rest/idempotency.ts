@@ -23,7 +23,8 @@ const kRecord = Symbol('idempotencyRecord');
 type KeyedRequest = FastifyRequest & { [kRecord]?: ClaimedKey };
 
 /** Whose key; undefined for an anonymous caller, whose keys are not kept (anyone could fill one shared scope). */
-const scopeOf = (principal: Principal) => (principal.kind === 'user' ? `user:${principal.userId}` : principal.kind === 'service' ? 'service' : undefined);
+const scopeOf = (principal: Principal) =>
+  principal.kind === 'user' ? `user:${principal.userId}` : principal.kind === 'service' ? 'service' : undefined;
 
 /** A signed request's one-time parameters: each retry signs afresh, so they are not part of what it repeats. */
 const SIGNATURE_PARAMETERS = new Set(['timestamp', 'nonce', 'signature']);
@@ -97,7 +98,8 @@ async function claimIdempotencyKey(options: IdempotencyOptions, request: Fastify
     if (existing.answer === undefined) {
       // Still running, unless its lease ran out (a crashed request): then this retry takes the key over, with a claim
       // of its own, so that the first run, should it still answer, can neither record nor release it.
-      const takenOver = existing.lockedUntil <= now && (await store.takeOver({ scope, key, claim: existing.claim }, { claim, lockedUntil: now + RUN_LEASE_MS }));
+      const takenOver =
+        existing.lockedUntil <= now && (await store.takeOver({ scope, key, claim: existing.claim }, { claim, lockedUntil: now + RUN_LEASE_MS }));
       if (!takenOver) {
         throw new AppError('IDEMPOTENCY_KEY_IN_USE', 'A request with this Idempotency-Key is still running: retry once it has answered');
       }

@@ -13,7 +13,12 @@ export const CURRENT_MEDIA_TYPE = `application/vnd.api.v${CURRENT_VERSION}+json`
  * a client that asked for the vendor type gets the type it asked for. The body is the same; an Accept without a
  * vendor type costs one substring test.
  */
-export function answerInVendorMediaType(request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (error: null, payload: unknown) => void): void {
+export function answerInVendorMediaType(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  payload: unknown,
+  done: (error: null, payload: unknown) => void,
+): void {
   // The answer's type depends on Accept: shared caches must key on it (appended: CORS may have set `Vary: Origin`).
   const vary = reply.getHeader('vary');
   reply.header('vary', vary ? `${String(vary)}, Accept` : 'Accept');

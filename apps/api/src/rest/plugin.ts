@@ -37,10 +37,12 @@ const partialRoute = (options: Partial<RouteOptions>) => options as unknown as R
  */
 function withoutVendorMediaType(document: ReturnType<typeof openapiDocument>) {
   type Responses = Record<string, { content?: Record<string, unknown> }>;
-  const strip = (responses: Responses | undefined) => Object.values(responses ?? {}).forEach((response) => delete response.content?.[CURRENT_MEDIA_TYPE]);
+  const strip = (responses: Responses | undefined) =>
+    Object.values(responses ?? {}).forEach((response) => delete response.content?.[CURRENT_MEDIA_TYPE]);
   const components = (document as { components?: { responses?: Responses } }).components;
   strip(components?.responses);
-  for (const item of Object.values(document.paths)) for (const operation of Object.values(item) as { responses?: Responses }[]) strip(operation?.responses);
+  for (const item of Object.values(document.paths))
+    for (const operation of Object.values(item) as { responses?: Responses }[]) strip(operation?.responses);
   return document;
 }
 

@@ -34,7 +34,8 @@ function checkOrder(input: NewOrder): void {
   if (typeof product !== 'string') fields.push({ field: 'product', message: 'must be a string' });
   else if (product.trim().length < 1) fields.push({ field: 'product', message: 'must not be empty' });
   else if (product.length > 200) fields.push({ field: 'product', message: 'must be at most 200 characters' });
-  if (!Number.isInteger(quantity) || quantity < 1 || quantity > 1000) fields.push({ field: 'quantity', message: 'must be an integer from 1 to 1000' });
+  if (!Number.isInteger(quantity) || quantity < 1 || quantity > 1000)
+    fields.push({ field: 'quantity', message: 'must be an integer from 1 to 1000' });
   if (!Number.isInteger(totalCents) || totalCents < 0 || totalCents > MAX_INT) {
     fields.push({ field: 'totalCents', message: `must be an integer from 0 to ${MAX_INT}` });
   }
@@ -42,8 +43,7 @@ function checkOrder(input: NewOrder): void {
 }
 
 /** Every column of `orders` under the model's field names (see USER_COLUMNS). */
-export const ORDER_COLUMNS =
-  'id, user_id AS "userId", product, quantity, total_cents AS "totalCents", status, created_at AS "createdAt", version';
+export const ORDER_COLUMNS = 'id, user_id AS "userId", product, quantity, total_cents AS "totalCents", status, created_at AS "createdAt", version';
 
 /** The orders collection for the pager (`status` compares in enum order, as PostgreSQL sorts it). */
 const ORDERS_PAGE: PageSource<OrderSortField | 'userId' | 'product'> = {
@@ -89,7 +89,12 @@ export class OrdersService {
   }
 
   /** One page of a user's orders (filter by status, search over product). */
-  async page(principal: Principal, userId: string | number, query: CollectionQuery<OrderSortField>, filter: OrderFilter = {}): Promise<PageResult<Order>> {
+  async page(
+    principal: Principal,
+    userId: string | number,
+    query: CollectionQuery<OrderSortField>,
+    filter: OrderFilter = {},
+  ): Promise<PageResult<Order>> {
     const owner = await this.authorize(principal, userId);
     return findPage(this.sql, ORDERS_PAGE, query, { equal: { userId: owner.userId, status: filter.status }, searchIn: ['product'] });
   }
@@ -114,7 +119,13 @@ export class OrdersService {
   }
 
   /** Moves the status: the owner may only set `cancelled`, an ADMIN any status. */
-  async updateStatus(principal: Principal, userId: string | number, orderId: string | number, status: OrderStatus, expectation?: Expectation): Promise<Order> {
+  async updateStatus(
+    principal: Principal,
+    userId: string | number,
+    orderId: string | number,
+    status: OrderStatus,
+    expectation?: Expectation,
+  ): Promise<Order> {
     const owner = await this.authorize(principal, userId);
     if (!ORDER_STATUSES.includes(status)) {
       throw new AppError('VALIDATION_FAILED', 'Validation failed', [{ field: 'status', message: `must be one of ${ORDER_STATUSES.join(', ')}` }]);

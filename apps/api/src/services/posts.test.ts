@@ -39,7 +39,9 @@ const postCount = () => scenario.db.prisma.post.count();
 
 describe('PostsService.create', () => {
   it('writes a post for its caller and publishes it once', async () => {
-    const { outcome, events } = await publishedWhile(() => scenario.services.posts.create(scenario.as('bob'), { title: 'New', content: 'Body', authorId: scenario.users.bob.id }));
+    const { outcome, events } = await publishedWhile(() =>
+      scenario.services.posts.create(scenario.as('bob'), { title: 'New', content: 'Body', authorId: scenario.users.bob.id }),
+    );
     expect(outcome.status).toBe('fulfilled');
     const post = (outcome as PromiseFulfilledResult<Post>).value;
     expect(post).toMatchObject({ title: 'New', content: 'Body', authorId: scenario.users.bob.id });
@@ -53,7 +55,9 @@ describe('PostsService.create', () => {
     ['an author id that cannot exist', () => scenario.as('root'), () => 'abc', ErrorKinds.NOT_FOUND],
   ])('refuses %s: nothing written, nothing published', async (_case, caller, authorId, kind) => {
     const before = await postCount();
-    const { outcome, events } = await publishedWhile(() => scenario.services.posts.create(caller(), { title: 'T', content: 'C', authorId: authorId() }));
+    const { outcome, events } = await publishedWhile(() =>
+      scenario.services.posts.create(caller(), { title: 'T', content: 'C', authorId: authorId() }),
+    );
     expect(outcome).toMatchObject({ status: 'rejected', reason: { kind } });
     expect(events).toEqual([]);
     expect(await postCount()).toBe(before);
@@ -61,8 +65,13 @@ describe('PostsService.create', () => {
 
   it('refuses an empty title naming it (422), before writing anything', async () => {
     const before = await postCount();
-    const { outcome, events } = await publishedWhile(() => scenario.services.posts.create(scenario.as('ada'), { title: '  ', content: 'C', authorId: scenario.users.ada.id }));
-    expect(outcome).toMatchObject({ status: 'rejected', reason: { kind: ErrorKinds.VALIDATION_FAILED, fields: [{ field: 'title', message: 'must not be empty' }] } });
+    const { outcome, events } = await publishedWhile(() =>
+      scenario.services.posts.create(scenario.as('ada'), { title: '  ', content: 'C', authorId: scenario.users.ada.id }),
+    );
+    expect(outcome).toMatchObject({
+      status: 'rejected',
+      reason: { kind: ErrorKinds.VALIDATION_FAILED, fields: [{ field: 'title', message: 'must not be empty' }] },
+    });
     expect(events).toEqual([]);
     expect(await postCount()).toBe(before);
   });
@@ -92,6 +101,9 @@ describe('PostsService reads', () => {
     }
     const all = await scenario.db.prisma.post.findMany({ orderBy: { id: 'asc' }, select: { id: true } });
     expect(seen).toEqual(all.map((post) => post.id));
-    await expect(scenario.services.posts.connection(2, 'not-a-cursor')).rejects.toMatchObject({ kind: ErrorKinds.VALIDATION_FAILED, fields: [{ field: 'after' }] });
+    await expect(scenario.services.posts.connection(2, 'not-a-cursor')).rejects.toMatchObject({
+      kind: ErrorKinds.VALIDATION_FAILED,
+      fields: [{ field: 'after' }],
+    });
   });
 });

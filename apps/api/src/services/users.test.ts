@@ -52,6 +52,8 @@ describe('UsersService.update', () => {
 
   it('lets an ADMIN change a role, and answers NOT_FOUND for an account that does not exist', async () => {
     expect((await scenario.services.users.update(scenario.as('root'), scenario.users.bob.id, { role: 'ADMIN' })).role).toBe('ADMIN');
-    await expect(scenario.services.users.update(scenario.as('root'), 2_000_000_000, { name: 'Nobody' })).rejects.toMatchObject({ kind: ErrorKinds.NOT_FOUND });
+    await expect(scenario.services.users.update(scenario.as('root'), 2_000_000_000, { name: 'Nobody' })).rejects.toMatchObject({
+      kind: ErrorKinds.NOT_FOUND,
+    });
   });
 });

@@ -133,7 +133,9 @@ export class UsersService {
     const dbId = parseId(id);
     if (principal.kind === 'anonymous') throw new AppError('UNAUTHENTICATED');
     if (dbId === null || !canActFor(principal, dbId)) {
-      throw principal.role === 'ADMIN' ? new AppError('NOT_FOUND', 'User not found') : new AppError('FORBIDDEN', 'You may only change your own account');
+      throw principal.role === 'ADMIN'
+        ? new AppError('NOT_FOUND', 'User not found')
+        : new AppError('FORBIDDEN', 'You may only change your own account');
     }
     if (patch.role !== undefined && principal.role !== 'ADMIN') throw new AppError('FORBIDDEN', 'Only an ADMIN may change a role');
     validate(patch as Record<string, unknown>, { name: true, email: true, age: true });
@@ -147,7 +149,10 @@ export class UsersService {
           return tx.user.update({ where: { id: dbId }, data });
         });
       }
-      const [, user] = await this.prisma.$transaction([clearVerificationUnlessEmail(this.prisma, [dbId], email), this.prisma.user.update({ where: { id: dbId }, data })]);
+      const [, user] = await this.prisma.$transaction([
+        clearVerificationUnlessEmail(this.prisma, [dbId], email),
+        this.prisma.user.update({ where: { id: dbId }, data }),
+      ]);
       return user;
     } catch (error) {
       translatePrismaError(error, { unique: EMAIL_TAKEN, missing: 'User not found' });
@@ -198,13 +203,17 @@ export class UsersService {
       const taken = await tx.user.findMany({ where: { email: { in: emails } }, select: { email: true } });
       if (taken.length) {
         const takenEmails = new Set(taken.map((row) => row.email));
-        throw conflict(emails.flatMap((email, index) => (takenEmails.has(email) ? [{ field: `users[${index}].email`, message: 'is already in use' }] : [])));
+        throw conflict(
+          emails.flatMap((email, index) => (takenEmails.has(email) ? [{ field: `users[${index}].email`, message: 'is already in use' }] : [])),
+        );
       }
       const created: User[] = [];
       for (const [index, input] of inputs.entries()) {
         try {
           created.push(
-            await tx.user.create({ data: { name: input.name, email: emails[index]!, age: input.age ?? null, passwordHash: passwordHashes[index] ?? null, role: 'USER' } }),
+            await tx.user.create({
+              data: { name: input.name, email: emails[index]!, age: input.age ?? null, passwordHash: passwordHashes[index] ?? null, role: 'USER' },
+            }),
           );
         } catch (error) {
           // Taken by a concurrent writer since the check: the transaction is rolled back by the throw.
@@ -235,7 +244,11 @@ export class UsersService {
       }
       if (existing.length === 0) return 0;
       try {
-        await clearVerificationUnlessEmail(tx, existing.map((row) => row.id), patch.email?.toLowerCase());
+        await clearVerificationUnlessEmail(
+          tx,
+          existing.map((row) => row.id),
+          patch.email?.toLowerCase(),
+        );
         const { count } = await tx.user.updateMany({
           where: { id: { in: existing.map((row) => row.id) } },
           data: { name: patch.name ?? undefined, email: patch.email?.toLowerCase(), age: patch.age, role: patch.role },

@@ -109,7 +109,9 @@ describe('validate', () => {
   });
 
   it('throws one 422 naming every failing field, in the order checked, with the prefix', () => {
-    const error = refusal(() => validate({ name: '', email: 'nope', age: 200, password: 'short' }, { name: true, email: true, age: true, password: true }, 'input.'));
+    const error = refusal(() =>
+      validate({ name: '', email: 'nope', age: 200, password: 'short' }, { name: true, email: true, age: true, password: true }, 'input.'),
+    );
     expect(error.kind).toBe(ErrorKinds.VALIDATION_FAILED);
     expect(error.status).toBe(422);
     expect(error.message).toBe('Validation failed');
@@ -123,7 +125,9 @@ describe('validate', () => {
 
   it('skips absent fields and fields it was not asked to check', () => {
     expect(validate({ email: 'nope', age: 200 }, { name: true })).toBeUndefined();
-    expect(refusal(() => validate({ email: 'nope', age: 200 }, { email: true })).fields).toEqual([{ field: 'email', message: 'must be an e-mail address' }]);
+    expect(refusal(() => validate({ email: 'nope', age: 200 }, { email: true })).fields).toEqual([
+      { field: 'email', message: 'must be an e-mail address' },
+    ]);
   });
 
   it('treats a null text as a wrong type, not as absent', () => {

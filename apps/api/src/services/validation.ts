@@ -39,25 +39,45 @@ export function characters(value: string): number {
   return count;
 }
 
-const text = (min: number, max: number): Check => (value) =>
-  typeof value !== 'string'
-    ? 'must be a string'
-    : !isStorableText(value)
-      ? UNSTORABLE
-      : value.trim().length < min
-      ? `must not be empty`
-      : characters(value) > max
-        ? `must be at most ${max} characters`
-        : undefined;
+const text =
+  (min: number, max: number): Check =>
+  (value) =>
+    typeof value !== 'string'
+      ? 'must be a string'
+      : !isStorableText(value)
+        ? UNSTORABLE
+        : value.trim().length < min
+          ? `must not be empty`
+          : characters(value) > max
+            ? `must be at most ${max} characters`
+            : undefined;
 
 export const rules = {
   name: text(1, 100),
   email: (value: unknown) =>
-    typeof value !== 'string' ? 'must be a string' : characters(value) > EMAIL_MAX ? `must be at most ${EMAIL_MAX} characters` : !isStorableText(value) ? UNSTORABLE : EMAIL.test(value) ? undefined : 'must be an e-mail address',
+    typeof value !== 'string'
+      ? 'must be a string'
+      : characters(value) > EMAIL_MAX
+        ? `must be at most ${EMAIL_MAX} characters`
+        : !isStorableText(value)
+          ? UNSTORABLE
+          : EMAIL.test(value)
+            ? undefined
+            : 'must be an e-mail address',
   password: (value: unknown) =>
-    typeof value !== 'string' ? 'must be a string' : !isStorableText(value) ? UNSTORABLE : characters(value) < 8 || characters(value) > 128 ? 'must be 8 to 128 characters' : undefined,
+    typeof value !== 'string'
+      ? 'must be a string'
+      : !isStorableText(value)
+        ? UNSTORABLE
+        : characters(value) < 8 || characters(value) > 128
+          ? 'must be 8 to 128 characters'
+          : undefined,
   age: (value: unknown) =>
-    value === null ? undefined : !Number.isInteger(value) || (value as number) < 0 || (value as number) > 150 ? 'must be an integer from 0 to 150' : undefined,
+    value === null
+      ? undefined
+      : !Number.isInteger(value) || (value as number) < 0 || (value as number) > 150
+        ? 'must be an integer from 0 to 150'
+        : undefined,
   title: text(1, 200),
   content: text(1, 50_000),
   body: text(1, 5_000),
@@ -78,6 +98,10 @@ export function validate(input: Record<string, unknown>, checks: Partial<Record<
 export function requireFields(input: Record<string, unknown>, names: string[], prefix = ''): void {
   const missing = names.filter((name) => input[name] === undefined || input[name] === null);
   if (missing.length) {
-    throw new AppError('VALIDATION_FAILED', 'Validation failed', missing.map((name) => ({ field: `${prefix}${name}`, message: 'is required' })));
+    throw new AppError(
+      'VALIDATION_FAILED',
+      'Validation failed',
+      missing.map((name) => ({ field: `${prefix}${name}`, message: 'is required' })),
+    );
   }
 }

@@ -43,7 +43,10 @@ export async function openRedis(url: string, log: FastifyBaseLogger): Promise<Re
 
   // ioredis emits `error` on every failed reconnect attempt: log transitions, not every attempt.
   const where = redactedUrl(url);
-  for (const [name, client] of [['commands', commands], ['subscriber', subscriber]] as const) {
+  for (const [name, client] of [
+    ['commands', commands],
+    ['subscriber', subscriber],
+  ] as const) {
     let down = false;
     client.on('error', (error: Error) => {
       if (down) return;

@@ -49,7 +49,12 @@ describe('the same through both doors with a USER token', () => {
     const attempts = [
       suite.app.inject({ method: 'DELETE', url: `/api/v1/users/${suite.bob.id}`, headers: suite.alice.headers }),
       suite.app.inject({ method: 'DELETE', url: `/api/v1/users?ids=${suite.bob.id},${suite.admin.id}`, headers: suite.alice.headers }),
-      suite.app.inject({ method: 'POST', url: '/api/v1/users/batch', headers: suite.alice.headers, payload: { users: [{ name: 'Sock', email: 'sock2@example.com' }] } }),
+      suite.app.inject({
+        method: 'POST',
+        url: '/api/v1/users/batch',
+        headers: suite.alice.headers,
+        payload: { users: [{ name: 'Sock', email: 'sock2@example.com' }] },
+      }),
     ];
     for (const response of await Promise.all(attempts)) {
       expect(response.statusCode).toBe(403);

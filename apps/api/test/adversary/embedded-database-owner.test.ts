@@ -25,7 +25,11 @@ function tempDataDir(): { dataDir: string; pgliteDir: string } {
 }
 
 /** Runs `node --import tsx <script>` from the repository root on `pgliteDir` (no DATABASE_URL): exit code, output, time. */
-function runNode(args: string[], pgliteDir: string, extraEnv: Record<string, string> = {}): Promise<{ code: number | null; output: string; ms: number }> {
+function runNode(
+  args: string[],
+  pgliteDir: string,
+  extraEnv: Record<string, string> = {},
+): Promise<{ code: number | null; output: string; ms: number }> {
   const env: NodeJS.ProcessEnv = { ...process.env, PGLITE_DIR: pgliteDir, LOG_LEVEL: 'warn', ...extraEnv };
   delete env.DATABASE_URL;
   delete env.REDIS_URL;
@@ -61,7 +65,9 @@ async function signUp(server: ApiProcess, email: string): Promise<number> {
 }
 
 const emails = async (server: ApiProcess) =>
-  (((await (await fetch(`${server.base}/api/v1/users?fields=email&pageSize=100`)).json()) as { data: { items: { email: string }[] } }).data.items).map((u) => u.email);
+  ((await (await fetch(`${server.base}/api/v1/users?fields=email&pageSize=100`)).json()) as { data: { items: { email: string }[] } }).data.items.map(
+    (u) => u.email,
+  );
 
 /** Every row of the demo tables, read by opening the directory in this process (it then owns it until closed). */
 async function snapshot(pgliteDir: string) {

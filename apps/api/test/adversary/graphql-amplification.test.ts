@@ -39,7 +39,9 @@ const POSTS_PER_USER = 10;
 async function seed(prisma: PrismaClient, users: number, postsPerUser: number): Promise<void> {
   await prisma.user.createMany({ data: Array.from({ length: users }, (_, i) => ({ name: `Attacker data ${i}`, email: `amp${i}@example.com` })) });
   const ids = (await prisma.user.findMany({ select: { id: true }, where: { email: { startsWith: 'amp' } } })).map((user) => user.id);
-  const posts = ids.flatMap((authorId) => Array.from({ length: postsPerUser }, (_, j) => ({ title: `Post ${j}`, content: 'x'.repeat(50), authorId })));
+  const posts = ids.flatMap((authorId) =>
+    Array.from({ length: postsPerUser }, (_, j) => ({ title: `Post ${j}`, content: 'x'.repeat(50), authorId })),
+  );
   for (let i = 0; i < posts.length; i += 5000) await prisma.post.createMany({ data: posts.slice(i, i + 5000) });
 }
 
@@ -131,7 +133,8 @@ describe('attack: amplification through nested lists, aliases, batches, fragment
 
   it('uses the variables: limit 100 at every level is refused, limit 1 runs', async () => {
     // users(100) × (1 + 5 × (1 + 1 + 5 × (1 + 1 + 5))) = 18 600 with n = 100; 186 + 7 with n = 1.
-    const query = 'query ($n: Int) { users(limit: $n) { posts { author { posts { author { posts { id } } } } } } posts(limit: $n) { author { id } } }';
+    const query =
+      'query ($n: Int) { users(limit: $n) { posts { author { posts { author { posts { id } } } } } } posts(limit: $n) { author { id } } }';
     expectRefused(await attack({ query, variables: { n: 100 } }));
     const small = await attack({ query, variables: { n: 1 } });
     expect(codes(small.body)).toEqual([]);
@@ -144,12 +147,16 @@ describe('attack: amplification through nested lists, aliases, batches, fragment
   it('counts an explicit null size as the default the resolver uses (recentPosts 10, postsConnection 20), not as 1', async () => {
     // 15 × 370 with limit 10 (refused); counted as 1 it would have been 15 × 37 and run.
     expectRefused(await attack({ query: aliased('recentPosts(limit: null) { author { posts { author { posts { title } } } } }') }));
-    expectRefused(await attack({ query: aliased('postsConnection(first: null) { edges { node { author { posts { author { posts { title } } } } } } }') }));
+    expectRefused(
+      await attack({ query: aliased('postsConnection(first: null) { edges { node { author { posts { author { posts { title } } } } } } }') }),
+    );
   });
 
   it('is not bypassed by naming the operation or a fragment __schema', async () => {
     expectRefused(await attack({ query: `query __schema { ${NESTED} }` }));
-    expectRefused(await attack({ query: `{ ...__schema } fragment __schema on Query { ${aliased('users { posts { author { id } } }', 5).slice(1, -1)} }` }));
+    expectRefused(
+      await attack({ query: `{ ...__schema } fragment __schema on Query { ${aliased('users { posts { author { id } } }', 5).slice(1, -1)} }` }),
+    );
   });
 
   it('keeps introspection usable (GraphiQL’s full query), and refuses aliased deep __schema selections', async () => {
@@ -177,7 +184,9 @@ describe('attack: amplification through nested lists, aliases, batches, fragment
     const users = (readme.body as { data: { users: { posts: unknown[] }[] } }).data.users;
     expect(users).toHaveLength(1000); // the documented maximum without `limit`
     expect(users.every((user) => user.posts.length === POSTS_PER_USER)).toBe(true);
-    const single = await attack({ query: `{ users(limit: 1) { posts { author { posts { author { posts { author { posts { author { id } } } } } } } } } }` });
+    const single = await attack({
+      query: `{ users(limit: 1) { posts { author { posts { author { posts { author { posts { author { id } } } } } } } } } }`,
+    });
     expect(codes(single.body)).toEqual([]);
   });
 
@@ -242,7 +251,9 @@ describe('attack: amplification through nested lists, aliases, batches, fragment
     // is one database answer read and mapped and a major GC of the requests' heap. Every bound scales with the work,
     // which slows with the machine as the probes do.
     const median = latencies[Math.floor(latencies.length / 2)]!;
-    console.info(`accepted heavy requests: ${Math.round(workMs)} ms of work, ${latencies.length} probes, median ${Math.round(median)} ms, worst ${Math.round(latencies.at(-1)!)} ms`);
+    console.info(
+      `accepted heavy requests: ${Math.round(workMs)} ms of work, ${latencies.length} probes, median ${Math.round(median)} ms, worst ${Math.round(latencies.at(-1)!)} ms`,
+    );
     expect(latencies.length).toBeGreaterThan(3);
     expect(workMs / latencies.length).toBeLessThan(400); // answered all along, not between long stalls
     expect(median).toBeLessThan(Math.max(100, workMs / 10));
@@ -278,9 +289,15 @@ describe('attack: a document within the cost limit on data far larger than its e
 
   it('counts long text by its size: aliases of 20 000-character contents are stopped, not answered with megabytes', async () => {
     const author = await small.db.prisma.user.findFirstOrThrow();
-    await small.db.prisma.post.createMany({ data: Array.from({ length: 20 }, () => ({ title: 'long', content: 'y'.repeat(20_000), authorId: author.id })) });
+    await small.db.prisma.post.createMany({
+      data: Array.from({ length: 20 }, () => ({ title: 'long', content: 'y'.repeat(20_000), authorId: author.id })),
+    });
     // Cost 15 × 100 = 1 500: accepted; at run time 200 nodes per content, past the 2 000 of this app.
-    const response = await small.inject({ method: 'POST', url: '/graphql', payload: { query: aliased('posts(limit: 100, offset: 2990) { content }') } });
+    const response = await small.inject({
+      method: 'POST',
+      url: '/graphql',
+      payload: { query: aliased('posts(limit: 100, offset: 2990) { content }') },
+    });
     expect(response.statusCode).toBe(400);
     expect(codes(response.json())).toEqual(['QUERY_TOO_COMPLEX']);
     expect(response.body.length).toBeLessThan(10_000);

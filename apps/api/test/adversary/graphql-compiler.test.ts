@@ -49,7 +49,11 @@ describe('code injection through the generated source', () => {
     const names = [marker('2'), '__MAGIC_NAN__57f286b9_4c20_487f_b409_79804ddcb4f8', 'x"); globalThis.' + PWNED + ' = 3; ("'];
     for (const app of [compiled, reference]) {
       for (const [index, name] of names.entries()) {
-        const created = await answer(app, { name: 'create', query: 'mutation ($input: CreateUserInput!) { createUser(input: $input) { id } }', variables: { input: { name, email: `marker${index}@example.com` } } });
+        const created = await answer(app, {
+          name: 'create',
+          query: 'mutation ($input: CreateUserInput!) { createUser(input: $input) { id } }',
+          variables: { input: { name, email: `marker${index}@example.com` } },
+        });
         expect(created.status).toBe(200);
       }
     }
@@ -60,7 +64,10 @@ describe('code injection through the generated source', () => {
   });
 
   it('a marker graphql-jit reads as NaN (a cursor): the same refusal as graphql-js', async () => {
-    const { expected } = await alike({ name: 'NaN cursor', query: '{ postsConnection(first: 2, after: "__MAGIC_NAN__57f286b9_4c20_487f_b409_79804ddcb4f8") { totalCount } }' });
+    const { expected } = await alike({
+      name: 'NaN cursor',
+      query: '{ postsConnection(first: 2, after: "__MAGIC_NAN__57f286b9_4c20_487f_b409_79804ddcb4f8") { totalCount } }',
+    });
     expect(expected.body).toContain('"errors"');
   });
 
@@ -72,7 +79,11 @@ describe('code injection through the generated source', () => {
 
 describe('a wrong answer without an error', () => {
   it('an alias that spells another field’s generated name (posts_idx0_users): not compiled, answered alike', async () => {
-    const { expected, compiledRuns, reRuns } = await alike({ name: 'collision', query: 'query ($id: ID!) { users(limit: 1) { posts { id title } } posts_idx0_users: user(id: $id) { id } }', variables: { id: '2' } });
+    const { expected, compiledRuns, reRuns } = await alike({
+      name: 'collision',
+      query: 'query ($id: ID!) { users(limit: 1) { posts { id title } } posts_idx0_users: user(id: $id) { id } }',
+      variables: { id: '2' },
+    });
     // Not even tried: compiled, the posts resolver was given the alias's resolve info (read `id` alone: an error, re-run).
     expect({ compiledRuns, reRuns }).toEqual({ compiledRuns: 0, reRuns: 0 });
     expect(expected.body).not.toContain('"errors"');
@@ -81,15 +92,24 @@ describe('a wrong answer without an error', () => {
   it('@skip/@include on merged fields and shared fragments, and a __proto__ alias: not compiled, answered alike', async () => {
     const attacks: GraphQLCase[] = [
       { name: 'skip', query: 'query ($id: ID!, $s: Boolean!) { user(id: $id) { name @skip(if: $s) id name } }', variables: { id: '1', s: true } },
-      { name: 'fragment', query: 'query ($a: ID!, $b: ID!, $x: Boolean!) { a: user(id: $a) { ...F @include(if: $x) } b: user(id: $b) { ...F } } fragment F on User { name }', variables: { a: '1', b: '2', x: false } },
+      {
+        name: 'fragment',
+        query:
+          'query ($a: ID!, $b: ID!, $x: Boolean!) { a: user(id: $a) { ...F @include(if: $x) } b: user(id: $b) { ...F } } fragment F on User { name }',
+        variables: { a: '1', b: '2', x: false },
+      },
       { name: 'proto', query: 'query ($id: ID!) { user(id: $id) { __proto__: name id } }', variables: { id: '1' } },
     ];
     for (const attack of attacks) expect((await alike(attack)).compiledRuns).toBe(0);
   });
 
   it('a batch sharing one work budget (an erroring operation beside a large one): never compiled, answered alike', async () => {
-    const batch = [{ query: '{ users(limit: 6) { posts { id } } currentUser { id } }' }, { query: '{ users(limit: 6) { posts { author { id } } } }' }];
-    const send = (app: FastifyInstance) => app.inject({ method: 'POST', url: '/graphql', headers: { 'content-type': 'application/json' }, payload: batch });
+    const batch = [
+      { query: '{ users(limit: 6) { posts { id } } currentUser { id } }' },
+      { query: '{ users(limit: 6) { posts { author { id } } } }' },
+    ];
+    const send = (app: FastifyInstance) =>
+      app.inject({ method: 'POST', url: '/graphql', headers: { 'content-type': 'application/json' }, payload: batch });
     const before = await answeredBy(compiled);
     const [mine, theirs] = [await send(compiled), await send(reference)];
     // Which of the two concurrent operations crosses the budget first depends on the database's timing (it differs

@@ -48,8 +48,16 @@ describe('credential spraying: many e-mails from one client address', () => {
   });
 
   it('ignores a forged X-Forwarded-For when TRUST_PROXY is off (the default): every attempt counts for the peer', async () => {
-    const forged = Array.from({ length: 25 }, (_, n) => () =>
-      app.inject({ method: 'POST', url: '/login', payload: { email: `x${n}@example.com`, password: WRONG }, remoteAddress: '192.0.2.12', headers: { 'x-forwarded-for': `198.51.100.${n + 1}` } }),
+    const forged = Array.from(
+      { length: 25 },
+      (_, n) => () =>
+        app.inject({
+          method: 'POST',
+          url: '/login',
+          payload: { email: `x${n}@example.com`, password: WRONG },
+          remoteAddress: '192.0.2.12',
+          headers: { 'x-forwarded-for': `198.51.100.${n + 1}` },
+        }),
     );
     expect(await statuses(forged)).toEqual([...repeat(20, 401), ...repeat(5, 429)]);
   });
@@ -64,12 +72,26 @@ describe('X-Forwarded-For forgery behind one trusted proxy (TRUST_PROXY=1, a hop
 
   it('keys on the address the proxy saw, not on what the client wrote before it: prepending fresh addresses gets nothing', async () => {
     // The proxy appends the peer it saw (203.0.113.7); the client prepends a fresh forged address every time.
-    const forged = Array.from({ length: 25 }, (_, n) => () =>
-      app.inject({ method: 'POST', url: '/login', payload: { email: `h${n}@example.com`, password: WRONG }, remoteAddress: '10.0.0.2', headers: { 'x-forwarded-for': `198.51.100.${n + 1}, 203.0.113.7` } }),
+    const forged = Array.from(
+      { length: 25 },
+      (_, n) => () =>
+        app.inject({
+          method: 'POST',
+          url: '/login',
+          payload: { email: `h${n}@example.com`, password: WRONG },
+          remoteAddress: '10.0.0.2',
+          headers: { 'x-forwarded-for': `198.51.100.${n + 1}, 203.0.113.7` },
+        }),
     );
     expect(await statuses(forged)).toEqual([...repeat(20, 401), ...repeat(5, 429)]);
     // Another client behind the same proxy has a budget of its own.
-    const other = await app.inject({ method: 'POST', url: '/login', payload: { email: 'h0@example.com', password: WRONG }, remoteAddress: '10.0.0.2', headers: { 'x-forwarded-for': '203.0.113.8' } });
+    const other = await app.inject({
+      method: 'POST',
+      url: '/login',
+      payload: { email: 'h0@example.com', password: WRONG },
+      remoteAddress: '10.0.0.2',
+      headers: { 'x-forwarded-for': '203.0.113.8' },
+    });
     expect(other.statusCode).toBe(401);
   });
 });
@@ -101,7 +123,10 @@ describe('distributed guessing: one account from many client addresses', () => {
   it('a concurrent burst of guesses from 40 addresses gets no more than 30 checks of the password', async () => {
     await createUser(app, { email: 'burst@example.com' });
     const burst = await Promise.all(Array.from({ length: 40 }, (_, n) => from(`203.0.113.${n + 100}`, WRONG, 'burst@example.com')));
-    const counts = burst.reduce<Record<number, number>>((tally, response) => ({ ...tally, [response.statusCode]: (tally[response.statusCode] ?? 0) + 1 }), {});
+    const counts = burst.reduce<Record<number, number>>(
+      (tally, response) => ({ ...tally, [response.statusCode]: (tally[response.statusCode] ?? 0) + 1 }),
+      {},
+    );
     expect(counts).toEqual({ 401: 30, 429: 10 });
   });
 
@@ -173,12 +198,26 @@ describe('sign-up automation', () => {
 
   const created = (prefix: string) => app.db.prisma.user.count({ where: { email: { startsWith: prefix } } });
   const gql = (payload: unknown, remoteAddress: string) =>
-    app.inject({ method: 'POST', url: '/graphql', payload: payload as Record<string, unknown>, remoteAddress, headers: { accept: 'application/graphql-response+json' } });
-  const createUserOp = (email: string, alias = 'u') => `${alias}: createUser(input: {name: "bot", email: "${email}", password: "bot-password-1"}) { id }`;
+    app.inject({
+      method: 'POST',
+      url: '/graphql',
+      payload: payload as Record<string, unknown>,
+      remoteAddress,
+      headers: { accept: 'application/graphql-response+json' },
+    });
+  const createUserOp = (email: string, alias = 'u') =>
+    `${alias}: createUser(input: {name: "bot", email: "${email}", password: "bot-password-1"}) { id }`;
 
   it('REST: each POST /api/v1/users counts; over the limit 429 and no user', async () => {
-    const posts = Array.from({ length: 8 }, (_, n) => () =>
-      app.inject({ method: 'POST', url: '/api/v1/users', payload: { name: 'bot', email: `rest${n}@bots.example`, password: 'bot-password-1' }, remoteAddress: '192.0.2.70' }),
+    const posts = Array.from(
+      { length: 8 },
+      (_, n) => () =>
+        app.inject({
+          method: 'POST',
+          url: '/api/v1/users',
+          payload: { name: 'bot', email: `rest${n}@bots.example`, password: 'bot-password-1' },
+          remoteAddress: '192.0.2.70',
+        }),
     );
     expect(await statuses(posts)).toEqual([...repeat(LIMIT, 201), ...repeat(3, 429)]);
     expect(await created('rest')).toBe(LIMIT);
@@ -203,9 +242,17 @@ describe('sign-up automation', () => {
   });
 
   it('REST and GraphQL share one budget per address', async () => {
-    const rest = () => app.inject({ method: 'POST', url: '/api/v1/users', payload: { name: 'bot', email: `mix${Math.random()}@bots.example` }, remoteAddress: '192.0.2.73' });
+    const rest = () =>
+      app.inject({
+        method: 'POST',
+        url: '/api/v1/users',
+        payload: { name: 'bot', email: `mix${Math.random()}@bots.example` },
+        remoteAddress: '192.0.2.73',
+      });
     expect(await statuses(Array.from({ length: LIMIT }, () => rest))).toEqual(repeat(LIMIT, 201));
-    const body = (await gql({ query: `mutation { ${createUserOp('mixgql@bots.example')} }` }, '192.0.2.73')).json() as { errors?: { extensions?: { code?: string } }[] };
+    const body = (await gql({ query: `mutation { ${createUserOp('mixgql@bots.example')} }` }, '192.0.2.73')).json() as {
+      errors?: { extensions?: { code?: string } }[];
+    };
     expect(body.errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');
     expect(await created('mix')).toBe(LIMIT);
   });
@@ -214,7 +261,13 @@ describe('sign-up automation', () => {
     const admin = await createUser(app, { email: 'root@example.com', role: 'ADMIN' });
     const token = await accessTokenOf(app, admin);
     const users = Array.from({ length: 8 }, (_, n) => ({ name: 'staff', email: `staff${n}@example.com` }));
-    const response = await app.inject({ method: 'POST', url: '/api/v1/users/batch', payload: { users }, headers: bearer(token), remoteAddress: '192.0.2.70' });
+    const response = await app.inject({
+      method: 'POST',
+      url: '/api/v1/users/batch',
+      payload: { users },
+      headers: bearer(token),
+      remoteAddress: '192.0.2.70',
+    });
     expect(response.statusCode).toBe(201);
     expect(await created('staff')).toBe(8);
   });

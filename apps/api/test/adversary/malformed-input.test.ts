@@ -41,12 +41,17 @@ async function expectAllRefused(requests: { url: string; method?: 'GET' | 'POST'
       remoteAddress: `192.0.2.${nextAddress++ % 250}`,
       ...(request.payload === undefined
         ? {}
-        : { headers: { 'content-type': 'application/json' }, payload: typeof request.payload === 'string' ? request.payload : JSON.stringify(request.payload) }),
+        : {
+            headers: { 'content-type': 'application/json' },
+            payload: typeof request.payload === 'string' ? request.payload : JSON.stringify(request.payload),
+          }),
     });
     try {
       expectRefused(reply, request.field);
     } catch (error) {
-      throw new Error(`${request.method ?? 'GET'} ${request.url.slice(0, 200)} ${JSON.stringify(request.payload ?? '').slice(0, 100)} → ${reply.statusCode} ${reply.body.slice(0, 200)}\n${String(error)}`);
+      throw new Error(
+        `${request.method ?? 'GET'} ${request.url.slice(0, 200)} ${JSON.stringify(request.payload ?? '').slice(0, 100)} → ${reply.statusCode} ${reply.body.slice(0, 200)}\n${String(error)}`,
+      );
     }
   }
   expect(await counts()).toEqual(before);
@@ -176,8 +181,13 @@ describe('foreign cursors (SPEC §4: bound to collection, sort, filters and sear
     const rest = await nextCursor('/api/v1/posts?cursor=&limit=1');
     const refused = await graphql(app, 'query ($after: String) { postsConnection(first: 1, after: $after) { totalCount } }', { after: rest });
     expect(refused.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', fields: [{ field: 'after' }] });
-    const own = await graphql<{ postsConnection: { pageInfo: { endCursor: string } } }>(app, '{ postsConnection(first: 1) { pageInfo { endCursor } } }');
-    const next = await graphql(app, 'query ($after: String) { postsConnection(first: 1, after: $after) { totalCount } }', { after: own.data!.postsConnection.pageInfo.endCursor });
+    const own = await graphql<{ postsConnection: { pageInfo: { endCursor: string } } }>(
+      app,
+      '{ postsConnection(first: 1) { pageInfo { endCursor } } }',
+    );
+    const next = await graphql(app, 'query ($after: String) { postsConnection(first: 1, after: $after) { totalCount } }', {
+      after: own.data!.postsConnection.pageInfo.endCursor,
+    });
     expect(next.errors).toBeUndefined();
   });
 });
@@ -291,7 +301,9 @@ describe('search treats % _ and \\ literally', () => {
       await app.db.prisma.user.create({ data: { name, email: `lit${name.replace(/\W/g, 'z')}@example.org` } });
     }
     const names = async (q: string) =>
-      ((await app.inject({ method: 'GET', url: `/api/v1/users?q=${encodeURIComponent(q)}` })).json() as { data: { items: { name: string }[] } }).data.items.map((u) => u.name);
+      (
+        (await app.inject({ method: 'GET', url: `/api/v1/users?q=${encodeURIComponent(q)}` })).json() as { data: { items: { name: string }[] } }
+      ).data.items.map((u) => u.name);
     expect(await names('100%')).toEqual(['100%']);
     expect(await names('a_b')).toEqual(['a_b']);
     expect(await names('c\\d')).toEqual(['c\\d']);

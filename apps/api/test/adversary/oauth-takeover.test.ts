@@ -38,7 +38,10 @@ async function signUpGraphql(email: string) {
   const response = await app.inject({
     method: 'POST',
     url: '/graphql',
-    payload: { query: 'mutation($input: CreateUserInput!) { createUser(input: $input) { id } }', variables: { input: { name: 'Attacker', email, password: PASSWORD } } },
+    payload: {
+      query: 'mutation($input: CreateUserInput!) { createUser(input: $input) { id } }',
+      variables: { input: { name: 'Attacker', email, password: PASSWORD } },
+    },
   });
   expect(response.json()).not.toHaveProperty('errors');
   return Number(response.json().data.createUser.id);
@@ -64,11 +67,11 @@ function expectLinkRefused(response: LightMyRequestResponse) {
 }
 const userIdOf = (token: string) => JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()).userId as number;
 
-describe('attacker pre-registers the victim\'s address, the victim then logs in through OpenID', () => {
+describe("attacker pre-registers the victim's address, the victim then logs in through OpenID", () => {
   it.each([
     ['REST sign-up', signUpRest],
     ['GraphQL sign-up', signUpGraphql],
-  ])('%s: the victim gets 409, no identity is linked, the attacker\'s account and password gain nothing', async (_door, signUp) => {
+  ])("%s: the victim gets 409, no identity is linked, the attacker's account and password gain nothing", async (_door, signUp) => {
     const email = unique('victim');
     const attackerId = await signUp(email);
     const before = await snapshot(attackerId);
@@ -87,7 +90,7 @@ describe('attacker pre-registers the victim\'s address, the victim then logs in 
     expectLinkRefused(await oidcLogin(victimClaims(email)));
   });
 
-  it('attacker changes their own e-mail to the victim\'s: 409 for the victim, nothing linked', async () => {
+  it("attacker changes their own e-mail to the victim's: 409 for the victim, nothing linked", async () => {
     const attackerId = await signUpRest(unique('attacker'));
     const { accessToken } = await passwordLogin((await snapshot(attackerId)).user.email);
     const email = unique('victim');
@@ -100,7 +103,7 @@ describe('attacker pre-registers the victim\'s address, the victim then logs in 
   });
 });
 
-describe('the ADMIN\'s address', () => {
+describe("the ADMIN's address", () => {
   it('is never linked automatically, even when this service verified it', async () => {
     const email = unique('admin');
     const admin = await app.db.prisma.user.create({ data: { name: 'Admin', email, role: 'ADMIN', emailVerifiedAt: new Date() } });
@@ -197,7 +200,7 @@ describe('the authenticated link flow', () => {
     expect(response.cookies.find((c) => c.name === TX_COOKIE)).toBeUndefined();
   });
 
-  it('signed in as A, the identity of B\'s address is attached to A only — never to B', async () => {
+  it("signed in as A, the identity of B's address is attached to A only — never to B", async () => {
     const emailA = unique('a');
     const emailB = unique('b');
     const idA = await signUpRest(emailA);
@@ -238,7 +241,12 @@ describe('the authenticated link flow', () => {
     const login = await app.inject({ method: 'POST', url: '/login', payload: { email, password: PASSWORD, session: true } });
     const sid = login.cookies.find((c) => c.name === 'sid')!.value;
     const before = await app.db.prisma.oAuthAccount.count();
-    const response = await app.inject({ method: 'GET', url: '/auth/oauth/local/authorize?link=true', cookies: { sid }, headers: { 'sec-fetch-site': 'cross-site' } });
+    const response = await app.inject({
+      method: 'GET',
+      url: '/auth/oauth/local/authorize?link=true',
+      cookies: { sid },
+      headers: { 'sec-fetch-site': 'cross-site' },
+    });
     expect(response.statusCode).toBe(403);
     expect(response.cookies.find((c) => c.name === TX_COOKIE)).toBeUndefined();
     expect(await app.db.prisma.oAuthAccount.count()).toBe(before);

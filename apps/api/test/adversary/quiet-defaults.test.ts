@@ -197,7 +197,10 @@ describe('forged x-request-id (log injection, log flooding)', () => {
 
   it('CR/LF sent raw on the wire reaches neither the response nor the logs', async () => {
     const { port } = await listen(app);
-    const answer = await rawExchange(port, 'GET /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: abc\rlevel=fatal msg=forged\r\nConnection: close\r\n\r\n');
+    const answer = await rawExchange(
+      port,
+      'GET /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: abc\rlevel=fatal msg=forged\r\nConnection: close\r\n\r\n',
+    );
     // Node refuses a bare CR inside a header value (400) before any handler runs; nothing echoes it back.
     expect(answer).not.toMatch(/level=fatal/);
   });
@@ -209,7 +212,12 @@ describe('cross-site request forgery with the session cookie', () => {
   let cookie: string;
   const posts = () => app.db.prisma.post.count();
   const write = (headers: Record<string, string>) =>
-    app.inject({ method: 'POST', url: `/api/v1/users/${ada.id}/posts`, payload: { title: 'csrf', content: 'planted' }, headers: { host: 'api.example.com', ...headers } });
+    app.inject({
+      method: 'POST',
+      url: `/api/v1/users/${ada.id}/posts`,
+      payload: { title: 'csrf', content: 'planted' },
+      headers: { host: 'api.example.com', ...headers },
+    });
 
   beforeAll(async () => {
     app = await createTestApp({ corsOrigins: ['https://app.example.com'] });
@@ -252,7 +260,11 @@ describe('cross-site request forgery with the session cookie', () => {
     expect((await write({ cookie, origin: 'https://api.example.com' })).statusCode).toBe(201);
     expect((await write({ cookie, origin: 'https://app.example.com' })).statusCode).toBe(201);
     expect((await write({ cookie, 'sec-fetch-site': 'same-origin' })).statusCode).toBe(201);
-    const read = await app.inject({ method: 'GET', url: `/api/v1/users/${ada.id}`, headers: { host: 'api.example.com', cookie, origin: 'https://evil.example' } });
+    const read = await app.inject({
+      method: 'GET',
+      url: `/api/v1/users/${ada.id}`,
+      headers: { host: 'api.example.com', cookie, origin: 'https://evil.example' },
+    });
     expect(read.statusCode).toBe(200);
   });
 
@@ -332,7 +344,10 @@ describe('slow-loris and connection floods', () => {
       });
       expect(response.status).toBe(200);
       const reader = response.body!.getReader();
-      const ended = reader.read().then((chunk) => chunk.done).catch(() => true);
+      const ended = reader
+        .read()
+        .then((chunk) => chunk.done)
+        .catch(() => true);
       const outcome = await Promise.race([ended, sleep(1_500).then(() => 'still open')]);
       // Yoga may send a keep-alive comment first; what matters is that the stream was not ended by the server.
       expect(outcome === 'still open' || outcome === false).toBe(true);

@@ -43,8 +43,7 @@ const refresh = (refreshToken: string) => app.inject({ method: 'POST', url: '/au
 const keysWith = (headers: Record<string, string>) => app.inject({ method: 'GET', url: '/api/v1/api-keys', headers });
 const keysWithSession = (sid: string) => app.inject({ method: 'GET', url: '/api/v1/api-keys', cookies: { sid } });
 const tokenVersion = async (id: number) => (await app.db.prisma.user.findUniqueOrThrow({ where: { id } })).tokenVersion;
-const liveFamilies = async (userId: number) =>
-  app.db.prisma.refreshToken.count({ where: { userId, revokedAt: null, usedAt: null } });
+const liveFamilies = async (userId: number) => app.db.prisma.refreshToken.count({ where: { userId, revokedAt: null, usedAt: null } });
 
 describe('stolen refresh token replayed after the owner rotated it', () => {
   it('is reuse at any time: 401, every family revoked, tokenVersion bumped, every cookie session ended', async () => {
@@ -73,7 +72,7 @@ describe('stolen refresh token replayed after the owner rotated it', () => {
     expect((await refresh(bystanderPair.refreshToken)).statusCode).toBe(200);
   });
 
-  it('the thief rotating first does not help: the owner\'s next refresh is reuse and ends the thief\'s pair too', async () => {
+  it("the thief rotating first does not help: the owner's next refresh is reuse and ends the thief's pair too", async () => {
     const victim = await newUser();
     const pair = await pairOf(victim);
     const thief = (await refresh(pair.refreshToken)).json() as Pair;

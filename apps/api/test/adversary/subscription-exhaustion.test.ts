@@ -251,7 +251,13 @@ describe('subscribe/complete churn', () => {
     let refusal: unknown;
     for (let i = 0; i < RATE_MAX && refusal === undefined; i++) {
       const subscription = new Subscription(attacker, POST_CREATED);
-      refusal = await Promise.race([subscription.error, subscribers.until(2).then(() => undefined, () => undefined)]);
+      refusal = await Promise.race([
+        subscription.error,
+        subscribers.until(2).then(
+          () => undefined,
+          () => undefined,
+        ),
+      ]);
       subscription.unsubscribe();
       await subscribers.until(1);
     }
@@ -276,7 +282,9 @@ describe('deep subscription', () => {
       expect(errorCode(await new Subscription(ws, DEPTH_11).failure())).toBe('QUERY_TOO_COMPLEX');
     }
     // Over SSE the refusal comes before any stream: 400 with the error as JSON (graphql-sse reports it as an error).
-    const refused = await fetch(`${urls.http}/graphql?query=${encodeURIComponent(DEPTH_11)}`, { headers: { accept: 'text/event-stream', ...from('10.6.0.2') } });
+    const refused = await fetch(`${urls.http}/graphql?query=${encodeURIComponent(DEPTH_11)}`, {
+      headers: { accept: 'text/event-stream', ...from('10.6.0.2') },
+    });
     expect(refused.status).toBe(400);
     expect(JSON.stringify(await refused.json())).toContain('QUERY_TOO_COMPLEX');
     // Refused documents held no slot: the socket still takes its full quota.
@@ -367,7 +375,10 @@ describe('one post to a full house (per-event cost)', () => {
 
   it(`delivers one event to ${SOCKETS * PER_SOCKET} deep subscribers without stalling the event loop for long`, async () => {
     const full = await createAuthTestApp({
-      config: { subscriptionLimits: { perConnection: PER_SOCKET, perClient: 10_000, total: 10_000 }, defaultRateLimit: { max: 100_000, windowMs: 60_000 } },
+      config: {
+        subscriptionLimits: { perConnection: PER_SOCKET, perClient: 10_000, total: 10_000 },
+        defaultRateLimit: { max: 100_000, windowMs: 60_000 },
+      },
     });
     const house: ReturnType<typeof wsClient>[] = [];
     try {
@@ -398,7 +409,9 @@ describe('one post to a full house (per-event cost)', () => {
       clearInterval(probe);
       expect(results.every((result) => result.errors === undefined)).toBe(true);
       // Reported in the issue's closing note; generous bounds for a shared CI machine.
-      console.info(`one event to ${subscriptions.length} depth-10 subscribers: ${elapsed.toFixed(0)} ms, longest event-loop stall ${stall.toFixed(0)} ms`);
+      console.info(
+        `one event to ${subscriptions.length} depth-10 subscribers: ${elapsed.toFixed(0)} ms, longest event-loop stall ${stall.toFixed(0)} ms`,
+      );
       expect(elapsed).toBeLessThan(10_000);
       expect(stall).toBeLessThan(2_000);
     } finally {

@@ -48,7 +48,14 @@ describe('POST /login answers', () => {
   it('a token pair for the right password, the email matched case-insensitively', async () => {
     const response = await login(app, { email: 'ADA@Example.com', password: PASSWORD });
     expect(response.statusCode).toBe(200);
-    expect(response.json()).toEqual({ success: true, login: 'tokens', accessToken: expect.any(String), refreshToken: expect.any(String), tokenType: 'Bearer', expiresIn: 900 });
+    expect(response.json()).toEqual({
+      success: true,
+      login: 'tokens',
+      accessToken: expect.any(String),
+      refreshToken: expect.any(String),
+      tokenType: 'Bearer',
+      expiresIn: 900,
+    });
   });
 
   it('the same 401 for a wrong password, an unknown email and a user without a password; nothing is issued', async () => {

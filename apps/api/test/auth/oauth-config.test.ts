@@ -36,7 +36,13 @@ describe('OAuth providers in loadConfig', () => {
         clientSecret: 'google-secret',
         redirectUri: 'https://api.example.com/auth/oauth/google/callback',
       },
-      { name: 'my_idp', issuer: 'http://127.0.0.1:8080', clientId: 'c', clientSecret: 's', redirectUri: 'http://localhost:4000/auth/oauth/my_idp/callback' },
+      {
+        name: 'my_idp',
+        issuer: 'http://127.0.0.1:8080',
+        clientId: 'c',
+        clientSecret: 's',
+        redirectUri: 'http://localhost:4000/auth/oauth/my_idp/callback',
+      },
     ]);
   });
 

@@ -145,7 +145,14 @@ describe('GET /auth/oauth/{provider}/callback: logging in', () => {
 
     expect(result.statusCode).toBe(200);
     const body = result.json();
-    expect(body).toEqual({ success: true, login: 'tokens', accessToken: expect.any(String), refreshToken: expect.any(String), tokenType: 'Bearer', expiresIn: 900 });
+    expect(body).toEqual({
+      success: true,
+      login: 'tokens',
+      accessToken: expect.any(String),
+      refreshToken: expect.any(String),
+      tokenType: 'Bearer',
+      expiresIn: 900,
+    });
     expect(result.headers['cache-control']).toBe('no-store');
     // The transaction cookie is spent.
     expect(result.cookies.find((c) => c.name === TX_COOKIE)).toMatchObject({ value: '' });

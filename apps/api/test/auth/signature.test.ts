@@ -4,7 +4,16 @@ import type { FastifyInstance } from 'fastify';
 import { createHash, createHmac } from 'node:crypto';
 import { ManualClock } from '../../src/auth/clock.js';
 import { canonicalString, sign } from '../../src/auth/credentials/signature.js';
-import { bearer, createAuthTestApp, createUser, expectForbidden, expectUnauthenticated, signedUrl, accessTokenOf, type TestUser } from '../support/auth.js';
+import {
+  bearer,
+  createAuthTestApp,
+  createUser,
+  expectForbidden,
+  expectUnauthenticated,
+  signedUrl,
+  accessTokenOf,
+  type TestUser,
+} from '../support/auth.js';
 
 const MINUTE = 60_000;
 const WINDOW = 5 * MINUTE;
@@ -64,7 +73,15 @@ describe('canonical string (SPEC §3)', () => {
 
   it('changes with each of method, path, query and body', () => {
     const base = sign('s', 'GET', '/p?a=1', '');
-    expect(new Set([base, sign('s', 'POST', '/p?a=1', ''), sign('s', 'GET', '/q?a=1', ''), sign('s', 'GET', '/p?a=2', ''), sign('s', 'GET', '/p?a=1', 'x')]).size).toBe(5);
+    expect(
+      new Set([
+        base,
+        sign('s', 'POST', '/p?a=1', ''),
+        sign('s', 'GET', '/q?a=1', ''),
+        sign('s', 'GET', '/p?a=2', ''),
+        sign('s', 'GET', '/p?a=1', 'x'),
+      ]).size,
+    ).toBe(5);
     expect(sign('s', 'GET', '/p?a=1&signature=whatever', '')).toBe(base);
   });
 });
@@ -163,10 +180,13 @@ describe('rejections: 401 with code 40100 and `error`, and nothing happens', () 
     expectUnauthenticated(await send('GET', `/api/v1/users?timestamp=${clock.now()}`));
   });
 
-  it.each(['2026-11-22T10%3A00%3A00Z', '1.7e12', '-1', ''])('a timestamp that is not unix milliseconds (%p), even when correctly signed', async (timestamp) => {
-    const unsigned = `/api/v1/users?timestamp=${timestamp}&nonce=bad-timestamp`;
-    expectUnauthenticated(await send('GET', `${unsigned}&signature=${sign(app.config.secrets.signing, 'GET', unsigned)}`));
-  });
+  it.each(['2026-11-22T10%3A00%3A00Z', '1.7e12', '-1', ''])(
+    'a timestamp that is not unix milliseconds (%p), even when correctly signed',
+    async (timestamp) => {
+      const unsigned = `/api/v1/users?timestamp=${timestamp}&nonce=bad-timestamp`;
+      expectUnauthenticated(await send('GET', `${unsigned}&signature=${sign(app.config.secrets.signing, 'GET', unsigned)}`));
+    },
+  );
 
   it('a stale timestamp, more than 5 minutes off in either direction; exactly 5 minutes is accepted', async () => {
     expectUnauthenticated(await send('GET', signed('GET', '/api/v1/users', undefined, { timestamp: clock.now() - WINDOW - 1 }).url));

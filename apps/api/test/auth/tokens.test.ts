@@ -64,9 +64,23 @@ describe('seed §3 token lifecycle', () => {
     const response = await login();
     expect(response.statusCode).toBe(200);
     const body = response.json();
-    expect(body).toEqual({ success: true, login: 'tokens', accessToken: expect.any(String), refreshToken: expect.any(String), tokenType: 'Bearer', expiresIn: 900 });
+    expect(body).toEqual({
+      success: true,
+      login: 'tokens',
+      accessToken: expect.any(String),
+      refreshToken: expect.any(String),
+      tokenType: 'Bearer',
+      expiresIn: 900,
+    });
     const access = claims(body.accessToken);
-    expect(access).toEqual({ userId, type: 'access', ver: await tokenVersion(), jti: expect.any(String), iat: expect.any(Number), exp: expect.any(Number) });
+    expect(access).toEqual({
+      userId,
+      type: 'access',
+      ver: await tokenVersion(),
+      jti: expect.any(String),
+      iat: expect.any(Number),
+      exp: expect.any(Number),
+    });
     expect((access.exp as number) - (access.iat as number)).toBe(15 * 60);
     expect(access.iat).toBe(Math.floor(clock.now() / 1000));
     const refreshClaims = claims(body.refreshToken);
@@ -132,7 +146,12 @@ describe('seed §3 token lifecycle', () => {
   it('access token valid → logout → that access token is rejected, its refresh family revoked', async () => {
     const pair = await loginPair();
     const untouched = await loginPair();
-    const logout = await app.inject({ method: 'POST', url: '/logout', headers: bearer(pair.accessToken), payload: { refreshToken: pair.refreshToken } });
+    const logout = await app.inject({
+      method: 'POST',
+      url: '/logout',
+      headers: bearer(pair.accessToken),
+      payload: { refreshToken: pair.refreshToken },
+    });
     expect(logout.statusCode).toBe(204);
     expect401(await protectedCall(bearer(pair.accessToken)));
     expect401(await refresh(pair.refreshToken));

@@ -45,7 +45,8 @@ describeWithServers('PostgreSQL going away under traffic', () => {
     const startedAt = Date.now();
     const send = () => {
       if (kind === 'rest-read') return call(api.base, 'GET', '/api/v1/users?pageSize=5');
-      if (kind === 'graphql-read') return call(api.base, 'POST', '/graphql', { body: { query: '{ users(limit: 5) { id name } posts(limit: 5) { id title } }' } });
+      if (kind === 'graphql-read')
+        return call(api.base, 'POST', '/graphql', { body: { query: '{ users(limit: 5) { id name } posts(limit: 5) { id title } }' } });
       const body = { title: `Post ${++sequence}`, content: 'Written under traffic' };
       return call(api.base, 'POST', `/api/v1/users/${member.id}/posts`, { body, token: member.accessToken });
     };
@@ -65,7 +66,8 @@ describeWithServers('PostgreSQL going away under traffic', () => {
     if (outcome.kind === 'graphql-read') {
       expect(outcome.status).toBe(200);
       expect(outcome.body.errors.length).toBeGreaterThan(0);
-      for (const error of outcome.body.errors) expect(error).toMatchObject({ message: 'Database unavailable', extensions: { code: 'INTERNAL_SERVER_ERROR' } });
+      for (const error of outcome.body.errors)
+        expect(error).toMatchObject({ message: 'Database unavailable', extensions: { code: 'INTERNAL_SERVER_ERROR' } });
     } else {
       expect(outcome).toMatchObject({ status: 503, body: { code: 50300, message: 'Database unavailable' } });
     }

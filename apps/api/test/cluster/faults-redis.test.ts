@@ -70,7 +70,10 @@ describeWithServers('Redis lost while serving', () => {
       expect((await call(base, 'GET', `/api/v1/users/${user.id}/orders`, { headers: { cookie: sessionCookie } })).status).toBe(200);
       expect((await call(base, 'GET', `/api/v1/users/${user.id}/orders?api_key=${apiKey}`)).status).toBe(200);
       // A write succeeds; its postCreated event cannot be fanned out and is lost (documented).
-      const duringOutage = await call(base, 'POST', `/api/v1/users/${user.id}/posts`, { headers: { cookie: sessionCookie }, body: { title: 'during the outage', content: 'x' } });
+      const duringOutage = await call(base, 'POST', `/api/v1/users/${user.id}/posts`, {
+        headers: { cookie: sessionCookie },
+        body: { title: 'during the outage', content: 'x' },
+      });
       expect(duringOutage.status).toBe(201);
       const ready = await call(base, 'GET', '/readyz');
       expect(ready.status).toBe(200);
@@ -88,7 +91,10 @@ describeWithServers('Redis lost while serving', () => {
       expect((await call(base, 'GET', `/api/v1/users/${user.id}/orders`, { token: user.accessToken })).status).toBe(200);
       expect(await metric(base, 'redis_up')).toBe(1);
       await untilChannelSubscribers(cluster.redis.url, 1, 15_000);
-      const afterOutage = await call(base, 'POST', `/api/v1/users/${user.id}/posts`, { token: user.accessToken, body: { title: 'after the outage', content: 'y' } });
+      const afterOutage = await call(base, 'POST', `/api/v1/users/${user.id}/posts`, {
+        token: user.accessToken,
+        body: { title: 'after the outage', content: 'y' },
+      });
       expect(afterOutage.status).toBe(201);
       expect((await subscription.next(10_000)).data?.postCreated).toEqual({ id: String(afterOutage.body.data.id), title: 'after the outage' });
       expect(subscription.results).toEqual([]);
@@ -104,7 +110,11 @@ describeWithServers('Redis lost while serving', () => {
 
   it('does not hang on a frozen Redis: Bearer requests get 503 within the command timeout, and all is well once it thaws', async () => {
     // The redis-server process of this cluster, by its title "redis-server 127.0.0.1:<port>".
-    const pid = Number(execFileSync('pgrep', ['-f', `redis-server 127.0.0.1:${cluster.redis.port}`], { encoding: 'utf8' }).trim().split('\n')[0]);
+    const pid = Number(
+      execFileSync('pgrep', ['-f', `redis-server 127.0.0.1:${cluster.redis.port}`], { encoding: 'utf8' })
+        .trim()
+        .split('\n')[0],
+    );
     const fresh = await signUp(base, 'Frozen');
     process.kill(pid, 'SIGSTOP');
     try {

@@ -3,7 +3,15 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { Socket } from 'node:net';
 import pg from 'pg';
-import { describeWithServers, startApi, startPostgres, startRedis, type ApiProcess, type PostgresServer, type RedisServer } from '../support/processes.js';
+import {
+  describeWithServers,
+  startApi,
+  startPostgres,
+  startRedis,
+  type ApiProcess,
+  type PostgresServer,
+  type RedisServer,
+} from '../support/processes.js';
 
 /** One Redis command in the inline protocol; resolves with the first reply line. */
 function redisCommand(port: number, command: string): Promise<string> {

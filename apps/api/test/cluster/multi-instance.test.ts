@@ -30,7 +30,10 @@ describeWithServers('two instances sharing PostgreSQL and Redis', () => {
       );
       await untilChannelSubscribers(cluster.redis.url, 1);
 
-      const rest = await call(b, 'POST', `/api/v1/users/${author.id}/posts`, { token: author.accessToken, body: { title: 'Via REST on B', content: 'x' } });
+      const rest = await call(b, 'POST', `/api/v1/users/${author.id}/posts`, {
+        token: author.accessToken,
+        body: { title: 'Via REST on B', content: 'x' },
+      });
       expect(rest.status).toBe(201);
       const graphql = await call(b, 'POST', '/graphql', {
         token: author.accessToken,
@@ -38,7 +41,11 @@ describeWithServers('two instances sharing PostgreSQL and Redis', () => {
       });
       expect(graphql.body.errors).toBeUndefined();
 
-      expect((await subscription.next(10_000)).data?.postCreated).toEqual({ id: String(rest.body.data.id), title: 'Via REST on B', author: { id: String(author.id) } });
+      expect((await subscription.next(10_000)).data?.postCreated).toEqual({
+        id: String(rest.body.data.id),
+        title: 'Via REST on B',
+        author: { id: String(author.id) },
+      });
       expect((await subscription.next(10_000)).data?.postCreated).toEqual({
         id: graphql.body.data.createPost.id,
         title: 'Via GraphQL on B',
@@ -53,7 +60,9 @@ describeWithServers('two instances sharing PostgreSQL and Redis', () => {
 
   it('a logout on A rejects the access token on B (and on A)', async () => {
     const user = await signUp(a, 'Leaver');
-    expect((await call(b, 'GET', '/graphql?query={currentUser{id}}', { token: user.accessToken })).body.data).toEqual({ currentUser: { id: String(user.id) } });
+    expect((await call(b, 'GET', '/graphql?query={currentUser{id}}', { token: user.accessToken })).body.data).toEqual({
+      currentUser: { id: String(user.id) },
+    });
 
     expect((await call(a, 'POST', '/logout', { token: user.accessToken })).status).toBe(204);
 
@@ -120,7 +129,11 @@ describeWithServers('two instances sharing PostgreSQL and Redis', () => {
   it('an Idempotency-Key holds across instances: a retry on B of a write made on A is replayed; a storm on both writes once', async () => {
     const author = await signUp(a, 'Keyed');
     const write = (base: string, key: string, title: string) =>
-      call(base, 'POST', `/api/v1/users/${author.id}/posts`, { token: author.accessToken, body: { title, content: 'x' }, headers: { 'idempotency-key': key } });
+      call(base, 'POST', `/api/v1/users/${author.id}/posts`, {
+        token: author.accessToken,
+        body: { title, content: 'x' },
+        headers: { 'idempotency-key': key },
+      });
     const first = await write(a, 'cluster-key-1', 'Once across instances');
     expect(first.status).toBe(201);
     const retry = await write(b, 'cluster-key-1', 'Once across instances');
@@ -136,4 +149,3 @@ describeWithServers('two instances sharing PostgreSQL and Redis', () => {
     expect(titles.filter((title) => title === 'Storm across instances')).toHaveLength(1);
   }, 60_000);
 });
-

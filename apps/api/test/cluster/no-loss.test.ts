@@ -59,7 +59,10 @@ describeWithServers('no data lost: concurrent writes across two instances', () =
             } else {
               const answer = await call(base, 'POST', '/graphql', {
                 token: user.accessToken,
-                body: { query: 'mutation($t: String!, $a: ID!) { createPost(title: $t, content: "c", authorId: $a) { id } }', variables: { t: title, a: user.id } },
+                body: {
+                  query: 'mutation($t: String!, $a: ID!) { createPost(title: $t, content: "c", authorId: $a) { id } }',
+                  variables: { t: title, a: user.id },
+                },
               });
               if (answer.body?.data?.createPost) createdPostIds.push(Number(answer.body.data.createPost.id));
               else failures.push(`GraphQL post ${answer.status} ${JSON.stringify(answer.body?.errors)}`);

@@ -24,7 +24,9 @@ async function startReceiver(): Promise<{ url: string; spans: (OtlpSpan & { serv
     request.on('data', (chunk: Buffer) => (body += chunk.toString()));
     request.on('end', () => {
       if (request.url === '/v1/traces' && request.headers['content-type']?.includes('json')) {
-        const payload = JSON.parse(body) as { resourceSpans: { resource: { attributes: OtlpSpan['attributes'] }; scopeSpans: { spans: OtlpSpan[] }[] }[] };
+        const payload = JSON.parse(body) as {
+          resourceSpans: { resource: { attributes: OtlpSpan['attributes'] }; scopeSpans: { spans: OtlpSpan[] }[] }[];
+        };
         for (const resourceSpans of payload.resourceSpans) {
           const service = resourceSpans.resource.attributes?.find((attribute) => attribute.key === 'service.name')?.value.stringValue ?? '';
           for (const scope of resourceSpans.scopeSpans) for (const span of scope.spans) spans.push({ ...span, service });
@@ -47,7 +49,11 @@ describeWithServers('OpenTelemetry traces to an OTLP endpoint', () => {
 
   beforeAll(async () => {
     receiver = await startReceiver();
-    cluster = await startCluster(1, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'users-posts-traced', OTEL_BSP_SCHEDULE_DELAY: '100' });
+    cluster = await startCluster(1, {
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_SERVICE_NAME: 'users-posts-traced',
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+    });
     base = cluster.instances[0]!.base;
   }, 180_000);
   afterAll(async () => {
@@ -61,7 +67,8 @@ describeWithServers('OpenTelemetry traces to an OTLP endpoint', () => {
     for (;;) {
       const spans = receiver.spans.filter((span) => span.traceId === traceId);
       if (expected.every((name) => spans.some((span) => span.name === name))) return spans;
-      if (Date.now() > deadline) throw new Error(`trace ${traceId}: have ${spans.map((span) => span.name).join(', ')}; expected ${expected.join(', ')}`);
+      if (Date.now() > deadline)
+        throw new Error(`trace ${traceId}: have ${spans.map((span) => span.name).join(', ')}; expected ${expected.join(', ')}`);
       await sleep(100);
     }
   }
@@ -99,7 +106,10 @@ describeWithServers('OpenTelemetry traces to an OTLP endpoint', () => {
     const answer = await call(base, 'POST', '/graphql', {
       token: member.accessToken,
       headers: { traceparent: `00-${traceId}-8877665544332211-01` },
-      body: { query: 'mutation Write($authorId: ID!) { createPost(title: "Traced", content: "x", authorId: $authorId) { id } }', variables: { authorId: String(member.id) } },
+      body: {
+        query: 'mutation Write($authorId: ID!) { createPost(title: "Traced", content: "x", authorId: $authorId) { id } }',
+        variables: { authorId: String(member.id) },
+      },
     });
     expect(answer.body.errors).toBeUndefined();
     const spans = await spansOf(traceId, ['POST /graphql', 'graphql.parse', 'graphql.validate', 'mutation.Write', 'Mutation.createPost']);

@@ -34,20 +34,31 @@ async function createPost(title: string): Promise<void> {
 
 describe('@urql/core', () => {
   const client = (token?: string) =>
-    new Client({ url: `${base}/graphql`, exchanges: [cacheExchange, fetchExchange], fetchOptions: () => (token ? { headers: { authorization: `Bearer ${token}` } } : {}) });
+    new Client({
+      url: `${base}/graphql`,
+      exchanges: [cacheExchange, fetchExchange],
+      fetchOptions: () => (token ? { headers: { authorization: `Bearer ${token}` } } : {}),
+    });
 
   it('queries, mutates with a Bearer token, and reads errors with their codes', async () => {
-    const users = await client().query(gql`query Users($limit: Int) { users(limit: $limit) { id name } }`, { limit: 5 }).toPromise();
+    const users = await client()
+      .query(gql`query Users($limit: Int) { users(limit: $limit) { id name } }`, { limit: 5 })
+      .toPromise();
     expect(users.error).toBeUndefined();
     expect(users.data.users).toEqual(expect.arrayContaining([{ __typename: 'User', id: String(alice.id), name: 'alice' }]));
 
     const created = await client(alice.token)
-      .mutation(gql`mutation Post($title: String!, $authorId: ID!) { createPost(title: $title, content: "urql", authorId: $authorId) { id title } }`, { title: 'By urql', authorId: String(alice.id) })
+      .mutation(
+        gql`mutation Post($title: String!, $authorId: ID!) { createPost(title: $title, content: "urql", authorId: $authorId) { id title } }`,
+        { title: 'By urql', authorId: String(alice.id) },
+      )
       .toPromise();
     expect(created.error).toBeUndefined();
     expect(created.data.createPost.title).toBe('By urql');
 
-    const anonymous = await client().query(gql`{ currentUser { id } }`, {}).toPromise();
+    const anonymous = await client()
+      .query(gql`{ currentUser { id } }`, {})
+      .toPromise();
     expect(anonymous.error?.graphQLErrors.map((error) => error.extensions.code)).toEqual(['UNAUTHENTICATED']);
   });
 });
@@ -85,13 +96,21 @@ describe('graphql-sse (distinct connections mode)', () => {
     const outcome = await new Promise<{ kind: 'next' | 'error' | 'complete'; value?: unknown }>((resolve) => {
       sse.subscribe(
         { query: 'subscription { nope }' },
-        { next: (value) => resolve({ kind: 'next', value }), error: (value) => resolve({ kind: 'error', value }), complete: () => resolve({ kind: 'complete' }) },
+        {
+          next: (value) => resolve({ kind: 'next', value }),
+          error: (value) => resolve({ kind: 'error', value }),
+          complete: () => resolve({ kind: 'complete' }),
+        },
       );
     });
     expect(outcome.kind).toBe('error');
     // graphql-sse hands over the HTTP answer (its NetworkError): a 400, whose body holds the errors.
     expect((outcome.value as { response?: Response }).response?.status).toBe(400);
-    const answer = await fetch(`${base}/graphql`, { method: 'POST', headers: { accept: 'text/event-stream', 'content-type': 'application/json' }, body: JSON.stringify({ query: 'subscription { nope }' }) });
+    const answer = await fetch(`${base}/graphql`, {
+      method: 'POST',
+      headers: { accept: 'text/event-stream', 'content-type': 'application/json' },
+      body: JSON.stringify({ query: 'subscription { nope }' }),
+    });
     expect(answer.status).toBe(400);
     expect(answer.headers.get('content-type')).toMatch(/^application\/json/);
     const { errors } = (await answer.json()) as { errors: { message: string; extensions?: { code?: string } }[] };
@@ -103,7 +122,10 @@ describe('graphql-sse (distinct connections mode)', () => {
   it('the single connection mode is refused with a reason (405), through error', async () => {
     const sse = client({ singleConnection: true });
     const outcome = await new Promise<{ kind: string; value?: unknown }>((resolve) => {
-      sse.subscribe({ query: 'subscription { postCreated { id } }' }, { next: () => resolve({ kind: 'next' }), error: (value) => resolve({ kind: 'error', value }), complete: () => resolve({ kind: 'complete' }) });
+      sse.subscribe(
+        { query: 'subscription { postCreated { id } }' },
+        { next: () => resolve({ kind: 'next' }), error: (value) => resolve({ kind: 'error', value }), complete: () => resolve({ kind: 'complete' }) },
+      );
     });
     expect(outcome.kind).toBe('error');
     const reservation = await fetch(`${base}/graphql`, { method: 'PUT' });

@@ -31,9 +31,18 @@ describe('documents typed from introspection by GraphQL Code Generator, sent by 
     copyFileSync(path.join(repoRoot, 'apps/api/test/consumers/fixtures/graphql-walk.ts'), path.join(workDir, 'graphql-walk.ts'));
     // The consumer's dependencies (@urql/core, graphql, @graphql-typed-document-node/core) as a project would install them.
     symlinkSync(path.join(repoRoot, 'apps/api/node_modules'), path.join(workDir, 'node_modules'), 'dir');
-    await run(process.execPath, [path.join(repoRoot, 'scripts/consumers/generate-graphql-client.mjs'), `${base}/graphql`, path.join(workDir, 'graphql-walk.ts'), path.join(workDir, 'gql')], {
-      cwd: repoRoot,
-    });
+    await run(
+      process.execPath,
+      [
+        path.join(repoRoot, 'scripts/consumers/generate-graphql-client.mjs'),
+        `${base}/graphql`,
+        path.join(workDir, 'graphql-walk.ts'),
+        path.join(workDir, 'gql'),
+      ],
+      {
+        cwd: repoRoot,
+      },
+    );
 
     await compileStrict(workDir, ['graphql-walk.ts', 'gql/**/*.ts'], 'the generated documents');
 

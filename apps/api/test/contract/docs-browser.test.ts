@@ -104,7 +104,11 @@ describe('GraphiQL in Chromium (quiet by default: its assets served by the produ
     const problems: string[] = [];
     page.on('request', (request) => {
       const url = new URL(request.url());
-      if ((url.protocol === 'http:' || url.protocol === 'https:' || url.protocol === 'ws:' || url.protocol === 'wss:') && url.origin !== baseUrl && url.host !== new URL(baseUrl).host) {
+      if (
+        (url.protocol === 'http:' || url.protocol === 'https:' || url.protocol === 'ws:' || url.protocol === 'wss:') &&
+        url.origin !== baseUrl &&
+        url.host !== new URL(baseUrl).host
+      ) {
         foreign.push(request.url());
       }
     });

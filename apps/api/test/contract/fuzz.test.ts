@@ -45,7 +45,18 @@ const onEscape = (error: unknown) => void escaped.push(error);
 
 beforeAll(async () => {
   // High limits: a 429 is a valid answer, but it would stop the handlers from ever seeing most of the input.
-  app = await createTestApp({ logLevel: 'error', persistedDocuments: { file: path.join(repoRoot, 'packages/client/persisted-documents.json'), trustedOnly: false }, defaultRateLimit: { max: 1_000_000, windowMs: 60_000 }, rateLimits: { loginMax: 1_000_000, refreshMax: 1_000_000, loginIpMax: 1_000_000, loginAccount: { max: 1_000_000, windowMs: 60_000 }, signup: { max: 1_000_000, windowMs: 60_000 } } });
+  app = await createTestApp({
+    logLevel: 'error',
+    persistedDocuments: { file: path.join(repoRoot, 'packages/client/persisted-documents.json'), trustedOnly: false },
+    defaultRateLimit: { max: 1_000_000, windowMs: 60_000 },
+    rateLimits: {
+      loginMax: 1_000_000,
+      refreshMax: 1_000_000,
+      loginIpMax: 1_000_000,
+      loginAccount: { max: 1_000_000, windowMs: 60_000 },
+      signup: { max: 1_000_000, windowMs: 60_000 },
+    },
+  });
   (app.log as unknown as Record<symbol, unknown>)[pino.symbols.streamSym] = { write: (line: string) => void errorLogs.push(summary(line)) };
   process.on('uncaughtException', onEscape);
   process.on('unhandledRejection', onEscape);
@@ -58,10 +69,16 @@ beforeAll(async () => {
   leaver = await createAccount(app, 'fuzz-leaver@example.com', 'USER', 1_000_000_011);
   const { prisma } = app.db;
   victims = fixture.users.map((row) => row.id);
-  const orders = await Promise.all(victims.slice(0, 6).map((userId, index) => prisma.order.create({ data: { userId, product: `Thing ${index}`, quantity: 1, totalCents: 100 } })));
+  const orders = await Promise.all(
+    victims.slice(0, 6).map((userId, index) => prisma.order.create({ data: { userId, product: `Thing ${index}`, quantity: 1, totalCents: 100 } })),
+  );
   const own = await prisma.order.create({ data: { userId: user.id, product: 'Mine', quantity: 2, totalCents: 200 } });
-  const comments = await Promise.all(fixture.posts.slice(0, 6).map((post) => prisma.comment.create({ data: { body: 'A comment', postId: post.id, authorId: user.id } })));
-  const key = (await app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: user.headers, payload: { name: 'fuzz' } })).json().data as { id: number };
+  const comments = await Promise.all(
+    fixture.posts.slice(0, 6).map((post) => prisma.comment.create({ data: { body: 'A comment', postId: post.id, authorId: user.id } })),
+  );
+  const key = (await app.inject({ method: 'POST', url: '/api/v1/api-keys', headers: user.headers, payload: { name: 'fuzz' } })).json().data as {
+    id: number;
+  };
   Object.assign(pools, {
     users: [...victims, user.id, admin.id],
     posts: fixture.posts.map((post) => post.id),
@@ -84,7 +101,10 @@ afterAll(async () => {
 /** A log line as `msg: error message (where)`, short enough to read in a failure. */
 function summary(line: string): string {
   const entry = JSON.parse(line) as { msg?: string; err?: { message?: string; stack?: string } };
-  const where = entry.err?.stack?.split('\n').find((frame) => frame.includes('/apps/api/src/'))?.trim();
+  const where = entry.err?.stack
+    ?.split('\n')
+    .find((frame) => frame.includes('/apps/api/src/'))
+    ?.trim();
   return `${entry.msg}: ${entry.err?.message ?? ''}${where ? ` (${where})` : ''}`;
 }
 
@@ -102,7 +122,15 @@ function guard(request: RestRequest): RestRequest {
   const targetsCast = pathValues.id !== undefined && protectedIds.has(Number(pathValues.id.raw));
   if (request.operation.operationId === 'deleteUser' && targetsCast) pathValues.id = { raw: replacement, encoded: replacement };
   const query = request.query.map(([key, value]): [string, string] =>
-    key === 'ids' ? [key, value.split(/,|%2C/i).map((id) => (protectedIds.has(Number(id)) ? replacement : id)).join(',')] : [key, value],
+    key === 'ids'
+      ? [
+          key,
+          value
+            .split(/,|%2C/i)
+            .map((id) => (protectedIds.has(Number(id)) ? replacement : id))
+            .join(','),
+        ]
+      : [key, value],
   );
   let body = request.body;
   if (targetsCast && body.kind === 'json' && body.value !== null && typeof body.value === 'object' && 'role' in body.value) {
@@ -116,14 +144,23 @@ async function credentialsOf(caller: Caller, operationId?: string): Promise<Reco
   if (caller === 'anonymous') return {};
   if (caller === 'garbage') return { authorization: 'Bearer not.a.token' };
   if (operationId === 'logout') {
-    const login = await send(base, 'POST', '/login', { 'content-type': 'application/json' }, JSON.stringify({ email: leaver.email, password: TEST_PASSWORD }));
+    const login = await send(
+      base,
+      'POST',
+      '/login',
+      { 'content-type': 'application/json' },
+      JSON.stringify({ email: leaver.email, password: TEST_PASSWORD }),
+    );
     return { authorization: `Bearer ${(JSON.parse(login.text) as { accessToken: string }).accessToken}` };
   }
   return caller === 'admin' ? admin.headers : user.headers;
 }
 
 /** Sends the request; the problems of its answer, plus any error the server logged while handling it. */
-async function exchange(send: () => Promise<HttpResult>, check: (response: HttpResult) => string[]): Promise<{ response: HttpResult; problems: string[] }> {
+async function exchange(
+  send: () => Promise<HttpResult>,
+  check: (response: HttpResult) => string[],
+): Promise<{ response: HttpResult; problems: string[] }> {
   const logged = errorLogs.length;
   const response = await send();
   const problems = check(response);
@@ -142,7 +179,8 @@ function decodes(path: string): boolean {
 }
 
 function report(method: string, url: string, response: HttpResult, problems: string[]): void {
-  if (problems.length > 0) throw new Error(`${method} ${url} → ${response.status}\n  ${problems.join('\n  ')}\n  body: ${response.text.slice(0, 500)}`);
+  if (problems.length > 0)
+    throw new Error(`${method} ${url} → ${response.status}\n  ${problems.join('\n  ')}\n  body: ${response.text.slice(0, 500)}`);
 }
 
 async function sendRest(generated: RestRequest): Promise<void> {
@@ -191,7 +229,10 @@ describe(`fuzz (seed ${seed})`, () => {
   });
 
   it(`GraphQL: ${GRAPHQL_RUNS} generated documents and transports, each below 500 with SPEC §2 error codes`, async () => {
-    await fc.assert(fc.asyncProperty(graphqlRequest({ User: pools.users!, Post: pools.posts!, deletable: victims }), sendGraphQL), settings(GRAPHQL_RUNS));
+    await fc.assert(
+      fc.asyncProperty(graphqlRequest({ User: pools.users!, Post: pools.posts!, deletable: victims }), sendGraphQL),
+      settings(GRAPHQL_RUNS),
+    );
   }, 120_000);
 
   it('leaves the server alive and ready, the callers logged in, and nothing logged as an error', async () => {

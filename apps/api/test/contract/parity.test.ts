@@ -30,14 +30,21 @@ describe('REST ⇄ GraphQL parity', () => {
     await app.inject({ method: 'POST', url: `/api/v1/users/${id}/posts`, headers: alice.headers, payload: { title: 'P', content: 'C' } });
     const restUser = (await app.inject(`/api/v1/users/${id}`)).json().data;
     const restPosts = (await app.inject(`/api/v1/users/${id}/posts`)).json().data.items;
-    const gql = (await graphql<{ user: { name: string; posts: { id: string; title: string }[] } }>(app, `{ user(id: ${id}) { name posts { id title } } }`)).data!.user;
+    const gql = (
+      await graphql<{ user: { name: string; posts: { id: string; title: string }[] } }>(app, `{ user(id: ${id}) { name posts { id title } } }`)
+    ).data!.user;
     expect(gql.name).toBe(restUser.name);
     expect(gql.posts).toEqual(restPosts.map((p: { id: number; title: string }) => ({ id: String(p.id), title: p.title })));
   });
 
   it('refuses the same forbidden write through both doors, and neither writes', async () => {
     const before = await app.db.prisma.post.count();
-    const rest = await app.inject({ method: 'POST', url: `/api/v1/users/${bob.id}/posts`, headers: alice.headers, payload: { title: 'x', content: 'y' } });
+    const rest = await app.inject({
+      method: 'POST',
+      url: `/api/v1/users/${bob.id}/posts`,
+      headers: alice.headers,
+      payload: { title: 'x', content: 'y' },
+    });
     const gql = await graphql(app, `mutation { createPost(title: "x", content: "y", authorId: ${bob.id}) { id } }`, undefined, alice.headers);
     expect(rest.statusCode).toBe(403);
     expect(gql.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
@@ -48,15 +55,25 @@ describe('REST ⇄ GraphQL parity', () => {
   it('counts lengths in characters on both doors: the same emoji name is taken by both, the same emoji password refused by both', async () => {
     const CREATE = 'mutation ($input: CreateUserInput!) { createUser(input: $input) { id name } }';
     const name = '🙂'.repeat(60); // 60 characters, 120 UTF-16 units: within the contract's 100
-    const rest = await app.inject({ method: 'POST', url: '/api/v1/users', payload: { name, email: 'emoji-rest@example.com', password: 'long enough' } });
-    const gql = await graphql<{ createUser: { name: string } }>(app, CREATE, { input: { name, email: 'emoji-gql@example.com', password: 'long enough' } });
+    const rest = await app.inject({
+      method: 'POST',
+      url: '/api/v1/users',
+      payload: { name, email: 'emoji-rest@example.com', password: 'long enough' },
+    });
+    const gql = await graphql<{ createUser: { name: string } }>(app, CREATE, {
+      input: { name, email: 'emoji-gql@example.com', password: 'long enough' },
+    });
     expect(rest.statusCode).toBe(201);
     expect(gql.errors).toBeUndefined();
     expect(gql.data!.createUser.name).toBe(name);
 
     const before = await app.db.prisma.user.count();
     const short = '🙂'.repeat(4); // 4 characters (8 UTF-16 units): under the contract's 8
-    const restShort = await app.inject({ method: 'POST', url: '/api/v1/users', payload: { name: 'Short', email: 'short-rest@example.com', password: short } });
+    const restShort = await app.inject({
+      method: 'POST',
+      url: '/api/v1/users',
+      payload: { name: 'Short', email: 'short-rest@example.com', password: short },
+    });
     const gqlShort = await graphql(app, CREATE, { input: { name: 'Short', email: 'short-gql@example.com', password: short } });
     expect(restShort.statusCode).toBe(422);
     expect(restShort.json().errors.map((error: { field: string }) => error.field)).toEqual(['password']);

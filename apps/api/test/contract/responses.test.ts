@@ -92,7 +92,12 @@ const tooLarge = (url: string, headers: Record<string, string> = {}) =>
   json('POST', url, { name: 'x'.repeat(1_100_000), email: 'big@example.com' }, headers);
 
 /** The whole OpenID Connect login; with `stopBeforeCallback` the issuer goes away between authorize and callback. */
-async function oauthLogin(idp: LocalOidcProvider, name: string, stopBeforeCallback = false, email = `oidc-${name}@example.com`): Promise<LightMyRequestResponse> {
+async function oauthLogin(
+  idp: LocalOidcProvider,
+  name: string,
+  stopBeforeCallback = false,
+  email = `oidc-${name}@example.com`,
+): Promise<LightMyRequestResponse> {
   idp.claims = { sub: `contract-${name}-${email}`, email, email_verified: true, name: 'Oidc User' };
   const started = await call({ method: 'GET', url: `/auth/oauth/${name}/authorize` });
   const cookie = started.cookies.find((c) => c.name === OAUTH_TRANSACTION_COOKIE)!.value;
@@ -117,49 +122,73 @@ const aliceUrl = () => `/api/v1/users/${alice.id}`;
 const cases: Case[] = [
   ...ops('getHealth', [
     [200, 'alive', () => call({ method: 'GET', url: '/healthz' })],
-    [401, 'a presented credential that fails (found by the fuzz: undeclared before)', () => call({ method: 'GET', url: '/healthz', headers: badBearer })],
-    [429, 'over the limit (app limited to 1 request per window)', async () => {
-      await limited.inject({ method: 'GET', url: '/healthz' });
-      return limited.inject({ method: 'GET', url: '/healthz' });
-    }],
+    [
+      401,
+      'a presented credential that fails (found by the fuzz: undeclared before)',
+      () => call({ method: 'GET', url: '/healthz', headers: badBearer }),
+    ],
+    [
+      429,
+      'over the limit (app limited to 1 request per window)',
+      async () => {
+        await limited.inject({ method: 'GET', url: '/healthz' });
+        return limited.inject({ method: 'GET', url: '/healthz' });
+      },
+    ],
   ]),
   ...ops('getReadiness', [
     [200, 'database answers', () => call({ method: 'GET', url: '/readyz' })],
     [401, 'half a signed request (found by the fuzz: undeclared before)', () => call({ method: 'GET', url: '/readyz?timestamp=' })],
-    [503, 'database closed underneath the app', async () => {
-      const unready = await createTestApp();
-      await unready.db.close();
-      try {
-        return await unready.inject({ method: 'GET', url: '/readyz' });
-      } finally {
-        await unready.close();
-      }
-    }],
+    [
+      503,
+      'database closed underneath the app',
+      async () => {
+        const unready = await createTestApp();
+        await unready.db.close();
+        try {
+          return await unready.inject({ method: 'GET', url: '/readyz' });
+        } finally {
+          await unready.close();
+        }
+      },
+    ],
   ]),
   ...ops('login', [
     [200, 'token pair', () => json('POST', '/login', { email: alice.email, password: TEST_PASSWORD })],
     [200, 'session', () => json('POST', '/login', { email: alice.email, password: TEST_PASSWORD, session: true })],
     [401, 'wrong password', () => json('POST', '/login', { email: alice.email, password: 'wrong-password' })],
-    [401, 'a bad Bearer header (found by the fuzz: was a 500, the envelope failing LoginFailure)', () => json('POST', '/login', { email: alice.email, password: TEST_PASSWORD }, badBearer)],
+    [
+      401,
+      'a bad Bearer header (found by the fuzz: was a 500, the envelope failing LoginFailure)',
+      () => json('POST', '/login', { email: alice.email, password: TEST_PASSWORD }, badBearer),
+    ],
     [422, 'no password', () => json('POST', '/login', { email: alice.email })],
     [400, 'malformed JSON', () => malformed('POST', '/login')],
     [413, 'body over 1 MiB', () => tooLarge('/login')],
   ]),
   ...ops('refreshTokens', [
-    [200, 'rotation', async () => {
-      const { refreshToken } = await login(bob.email);
-      state.spentRefresh = refreshToken;
-      return json('POST', '/auth/refresh', { refreshToken });
-    }],
+    [
+      200,
+      'rotation',
+      async () => {
+        const { refreshToken } = await login(bob.email);
+        state.spentRefresh = refreshToken;
+        return json('POST', '/auth/refresh', { refreshToken });
+      },
+    ],
     [409, 'same token again within the opt-in grace window', () => json('POST', '/auth/refresh', { refreshToken: state.spentRefresh })],
     [401, 'not a token', () => json('POST', '/auth/refresh', { refreshToken: 'garbage' })],
     [422, 'no refreshToken', () => json('POST', '/auth/refresh', {})],
   ]),
   ...ops('logout', [
-    [204, 'with a fresh token and its refresh token', async () => {
-      const tokens = await login(bob.email);
-      return json('POST', '/logout', { refreshToken: tokens.refreshToken }, { authorization: `Bearer ${tokens.accessToken}` });
-    }],
+    [
+      204,
+      'with a fresh token and its refresh token',
+      async () => {
+        const tokens = await login(bob.email);
+        return json('POST', '/logout', { refreshToken: tokens.refreshToken }, { authorization: `Bearer ${tokens.accessToken}` });
+      },
+    ],
     [401, 'without credentials', () => call({ method: 'POST', url: '/logout' })],
     [401, 'bad bearer token', () => call({ method: 'POST', url: '/logout', headers: badBearer })],
   ]),
@@ -169,11 +198,15 @@ const cases: Case[] = [
     [403, 'signed request (no user)', () => signed('GET', '/api/v1/api-keys')],
   ]),
   ...ops('createApiKey', [
-    [201, 'created with Location', async () => {
-      const response = await json('POST', '/api/v1/api-keys', { name: 'ci' }, alice.headers);
-      state.aliceKey = response.json().data.id;
-      return response;
-    }],
+    [
+      201,
+      'created with Location',
+      async () => {
+        const response = await json('POST', '/api/v1/api-keys', { name: 'ci' }, alice.headers);
+        state.aliceKey = response.json().data.id;
+        return response;
+      },
+    ],
     [422, 'no name', () => json('POST', '/api/v1/api-keys', {}, alice.headers)],
     [401, 'anonymous', () => json('POST', '/api/v1/api-keys', { name: 'ci' })],
     [403, 'signed request (no user)', () => signed('POST', '/api/v1/api-keys', { name: 'ci' })],
@@ -186,11 +219,19 @@ const cases: Case[] = [
   ]),
   ...ops('oauthAuthorize', [
     [302, 'redirect to the provider', () => call({ method: 'GET', url: '/auth/oauth/local/authorize?session=true' })],
-    [401, 'a presented API key that fails (found by the fuzz: undeclared before)', () => call({ method: 'GET', url: '/auth/oauth/local/authorize?api_key=nope' })],
-    [403, 'link asked with an API key (needs a session or Bearer)', async () => {
-      const created = await json('POST', '/api/v1/api-keys', { name: 'link' }, bob.headers);
-      return call({ method: 'GET', url: `/auth/oauth/local/authorize?link=true&api_key=${encodeURIComponent(created.json().data.key)}` });
-    }],
+    [
+      401,
+      'a presented API key that fails (found by the fuzz: undeclared before)',
+      () => call({ method: 'GET', url: '/auth/oauth/local/authorize?api_key=nope' }),
+    ],
+    [
+      403,
+      'link asked with an API key (needs a session or Bearer)',
+      async () => {
+        const created = await json('POST', '/api/v1/api-keys', { name: 'link' }, bob.headers);
+        return call({ method: 'GET', url: `/auth/oauth/local/authorize?link=true&api_key=${encodeURIComponent(created.json().data.key)}` });
+      },
+    ],
     [404, 'unknown provider', () => call({ method: 'GET', url: '/auth/oauth/nope/authorize' })],
     [503, 'issuer unreachable', () => call({ method: 'GET', url: '/auth/oauth/down/authorize' })],
   ]),
@@ -200,11 +241,15 @@ const cases: Case[] = [
     [401, 'no transaction (state mismatch)', () => call({ method: 'GET', url: '/auth/oauth/local/callback?state=s&code=c' })],
     [404, 'unknown provider', () => call({ method: 'GET', url: '/auth/oauth/nope/callback?state=s&code=c' })],
     [409, 'the address of an account this service never verified', () => oauthLogin(provider, 'local', false, alice.email)],
-    [503, 'issuer gone between authorize and callback', async () => {
-      const idp = flaky!;
-      flaky = undefined;
-      return oauthLogin(idp, 'flaky', true);
-    }],
+    [
+      503,
+      'issuer gone between authorize and callback',
+      async () => {
+        const idp = flaky!;
+        flaky = undefined;
+        return oauthLogin(idp, 'flaky', true);
+      },
+    ],
   ]),
   ...ops('listUsers', [
     [200, 'page envelope', () => call({ method: 'GET', url: '/api/v1/users' })],
@@ -217,25 +262,71 @@ const cases: Case[] = [
     [401, 'presented credentials fail', () => call({ method: 'GET', url: '/api/v1/users', headers: badBearer })],
   ]),
   ...ops('createUser', [
-    [201, 'sign-up with Location', () => json('POST', '/api/v1/users', { name: 'New', email: 'new@example.com', age: 30, password: 'long-enough-1' })],
+    [
+      201,
+      'sign-up with Location',
+      () => json('POST', '/api/v1/users', { name: 'New', email: 'new@example.com', age: 30, password: 'long-enough-1' }),
+    ],
     [409, 'email taken', () => json('POST', '/api/v1/users', { name: 'Dup', email: 'ALICE@example.com' })],
     [422, 'invalid email and age', () => json('POST', '/api/v1/users', { name: 'Bad', email: 'nope', age: -1 })],
     [400, 'malformed JSON', () => malformed('POST', '/api/v1/users')],
     [413, 'body over 1 MiB', () => tooLarge('/api/v1/users')],
     [401, 'presented credentials fail', () => json('POST', '/api/v1/users', { name: 'X', email: 'x@example.com' }, badBearer)],
-    [415, 'a body that is not JSON', () => call({ method: 'POST', url: '/api/v1/users', headers: { 'content-type': 'text/csv' }, payload: 'name,email' })],
+    [
+      415,
+      'a body that is not JSON',
+      () => call({ method: 'POST', url: '/api/v1/users', headers: { 'content-type': 'text/csv' }, payload: 'name,email' }),
+    ],
   ]),
   ...ops('batchCreateUsers', [
-    [201, 'two users with Location', () => json('POST', '/api/v1/users/batch', { users: [{ name: 'G', email: 'grace@example.com', age: 85 }, { name: 'A', email: 'alan@example.com' }] }, admin.headers)],
-    [422, 'second user invalid', () => json('POST', '/api/v1/users/batch', { users: [{ name: 'O', email: 'ok@example.com' }, { name: 'B', email: 'bad' }] }, admin.headers)],
+    [
+      201,
+      'two users with Location',
+      () =>
+        json(
+          'POST',
+          '/api/v1/users/batch',
+          {
+            users: [
+              { name: 'G', email: 'grace@example.com', age: 85 },
+              { name: 'A', email: 'alan@example.com' },
+            ],
+          },
+          admin.headers,
+        ),
+    ],
+    [
+      422,
+      'second user invalid',
+      () =>
+        json(
+          'POST',
+          '/api/v1/users/batch',
+          {
+            users: [
+              { name: 'O', email: 'ok@example.com' },
+              { name: 'B', email: 'bad' },
+            ],
+          },
+          admin.headers,
+        ),
+    ],
     [409, 'duplicate email', () => json('POST', '/api/v1/users/batch', { users: [{ name: 'A', email: 'alice@example.com' }] }, admin.headers)],
     [403, 'not ADMIN', () => json('POST', '/api/v1/users/batch', { users: [{ name: 'Z', email: 'z@example.com' }] }, alice.headers)],
     [401, 'anonymous', () => json('POST', '/api/v1/users/batch', { users: [{ name: 'Z', email: 'z@example.com' }] })],
   ]),
   ...ops('bulkUpdateUsers', [
-    [200, 'ADMIN updates', () => json('PATCH', '/api/v1/users', { ids: [fixture.users[1]!.id, fixture.users[2]!.id, UNKNOWN], data: { age: 40 } }, admin.headers)],
+    [
+      200,
+      'ADMIN updates',
+      () => json('PATCH', '/api/v1/users', { ids: [fixture.users[1]!.id, fixture.users[2]!.id, UNKNOWN], data: { age: 40 } }, admin.headers),
+    ],
     [200, 'signed request (service principal)', () => signed('PATCH', '/api/v1/users', { ids: [fixture.users[1]!.id], data: { age: 41 } })],
-    [409, 'one email for two users', () => json('PATCH', '/api/v1/users', { ids: [fixture.users[1]!.id, fixture.users[2]!.id], data: { email: 'same@example.com' } }, admin.headers)],
+    [
+      409,
+      'one email for two users',
+      () => json('PATCH', '/api/v1/users', { ids: [fixture.users[1]!.id, fixture.users[2]!.id], data: { email: 'same@example.com' } }, admin.headers),
+    ],
     [422, 'empty ids', () => json('PATCH', '/api/v1/users', { ids: [], data: { age: 1 } }, admin.headers)],
     [403, 'not ADMIN', () => json('PATCH', '/api/v1/users', { ids: [alice.id], data: { age: 1 } }, alice.headers)],
     [401, 'anonymous', () => json('PATCH', '/api/v1/users', { ids: [alice.id], data: { age: 1 } })],
@@ -244,7 +335,11 @@ const cases: Case[] = [
     [200, 'existing', () => call({ method: 'GET', url: aliceUrl() })],
     [404, 'unknown id', () => call({ method: 'GET', url: `/api/v1/users/${UNKNOWN}` })],
     [400, 'non-numeric id', () => call({ method: 'GET', url: '/api/v1/users/abc' })],
-    [406, 'Accept names another version than the path', () => call({ method: 'GET', url: aliceUrl(), headers: { accept: 'application/vnd.api.v2+json' } })],
+    [
+      406,
+      'Accept names another version than the path',
+      () => call({ method: 'GET', url: aliceUrl(), headers: { accept: 'application/vnd.api.v2+json' } }),
+    ],
     [414, 'a path parameter longer than the server reads', () => call({ method: 'GET', url: `/api/v1/users/${'1'.repeat(200)}` })],
   ]),
   ...ops('replaceUser', [
@@ -284,7 +379,11 @@ const cases: Case[] = [
   ]),
   ...ops('listUserOrders', [
     [200, 'own orders', () => call({ method: 'GET', url: `${aliceUrl()}/orders`, headers: alice.headers })],
-    [200, 'cursor envelope (ADMIN)', () => call({ method: 'GET', url: `${aliceUrl()}/orders?cursor=&limit=1&status=pending`, headers: admin.headers })],
+    [
+      200,
+      'cursor envelope (ADMIN)',
+      () => call({ method: 'GET', url: `${aliceUrl()}/orders?cursor=&limit=1&status=pending`, headers: admin.headers }),
+    ],
     [403, "another user's orders", () => call({ method: 'GET', url: `${aliceUrl()}/orders`, headers: bob.headers })],
     [404, 'ADMIN, unknown user', () => call({ method: 'GET', url: `/api/v1/users/${UNKNOWN}/orders`, headers: admin.headers })],
     [400, 'bad status filter', () => call({ method: 'GET', url: `${aliceUrl()}/orders?status=lost`, headers: alice.headers })],
@@ -375,7 +474,9 @@ describe('responses validate against openapi.yaml', () => {
     expect(lie(real.json(), 200, withoutLimit).join()).toMatch(/required header X-RateLimit-Limit is missing/);
     const created = await json('POST', '/api/v1/users', { name: 'Loc', email: 'loc@example.com' });
     const { location: _location, ...withoutLocation } = created.headers;
-    expect(contract.check('createUser', { ...created, headers: withoutLocation, body: created.body })).toEqual(['required header Location is missing']);
+    expect(contract.check('createUser', { ...created, headers: withoutLocation, body: created.body })).toEqual([
+      'required header Location is missing',
+    ]);
   });
 
   it('the table covers every operation of the contract, each with a success and an error case', () => {

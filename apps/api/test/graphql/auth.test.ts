@@ -35,7 +35,11 @@ describe('@auth on currentUser (USER)', () => {
   it('answers the caller for a Bearer token and for a session cookie alike', async () => {
     const viaToken = await graphql(app, '{ currentUser { id name } }', undefined, asBearer(user.token));
     expect(viaToken.data).toEqual({ currentUser: { id: String(user.id), name: 'user@example.com' } });
-    const session = await app.inject({ method: 'POST', url: '/login', payload: { email: 'user@example.com', password: 'password-123', session: true } });
+    const session = await app.inject({
+      method: 'POST',
+      url: '/login',
+      payload: { email: 'user@example.com', password: 'password-123', session: true },
+    });
     const sid = session.cookies.find((cookie) => cookie.name === 'sid')!.value;
     const viaCookie = await graphql(app, '{ currentUser { id } }', undefined, { cookie: `sid=${sid}` });
     expect(viaCookie.data).toEqual({ currentUser: { id: String(user.id) } });
@@ -51,7 +55,12 @@ describe('@auth on currentUser (USER)', () => {
     const payload = JSON.stringify({ query: '{ currentUser { id } }' });
     const url = `/graphql?timestamp=${Date.now()}&nonce=n-current-user`;
     const signature = sign(app.config.secrets.signing, 'POST', url, payload);
-    const response = await app.inject({ method: 'POST', url: `${url}&signature=${signature}`, headers: { 'content-type': 'application/json' }, payload });
+    const response = await app.inject({
+      method: 'POST',
+      url: `${url}&signature=${signature}`,
+      headers: { 'content-type': 'application/json' },
+      payload,
+    });
     expect(response.json().errors[0].extensions.code).toBe('FORBIDDEN');
   });
 });
@@ -86,7 +95,12 @@ describe('@auth(requires: ADMIN) on deleteUser', () => {
     const payload = JSON.stringify({ query: DELETE, variables: { id: String(target.id) } });
     const url = `/graphql?timestamp=${Date.now()}&nonce=n-delete`;
     const signature = sign(app.config.secrets.signing, 'POST', url, payload);
-    const response = await app.inject({ method: 'POST', url: `${url}&signature=${signature}`, headers: { 'content-type': 'application/json' }, payload });
+    const response = await app.inject({
+      method: 'POST',
+      url: `${url}&signature=${signature}`,
+      headers: { 'content-type': 'application/json' },
+      payload,
+    });
     expect(response.json()).toEqual({ data: { deleteUser: true } });
   });
 });

@@ -31,7 +31,8 @@ describe('documents', () => {
   });
 
   it('honours @include and @skip', async () => {
-    const query = 'query Q($withPosts: Boolean!, $hideEmail: Boolean!) { users(limit: 1) { id email @skip(if: $hideEmail) posts @include(if: $withPosts) { title } } }';
+    const query =
+      'query Q($withPosts: Boolean!, $hideEmail: Boolean!) { users(limit: 1) { id email @skip(if: $hideEmail) posts @include(if: $withPosts) { title } } }';
     const lean = await graphql<{ users: Record<string, unknown>[] }>(app, query, { withPosts: false, hideEmail: true });
     expect(Object.keys(lean.data!.users[0]!)).toEqual(['id']);
     const full = await graphql<{ users: Record<string, unknown>[] }>(app, query, { withPosts: true, hideEmail: false });
@@ -40,7 +41,12 @@ describe('documents', () => {
 
   it('answers application/graphql-response+json and application/json alike', async () => {
     for (const accept of ['application/graphql-response+json', 'application/json']) {
-      const response = await app.inject({ method: 'POST', url: '/graphql', headers: { accept }, payload: { query: '{ statistics { totalUsers } }' } });
+      const response = await app.inject({
+        method: 'POST',
+        url: '/graphql',
+        headers: { accept },
+        payload: { query: '{ statistics { totalUsers } }' },
+      });
       expect(response.statusCode).toBe(200);
       expect(response.headers['content-type']).toContain(accept);
       expect(response.json()).toEqual({ data: { statistics: { totalUsers: 2 } } });
@@ -84,7 +90,11 @@ describe('client errors', () => {
   });
 
   it('a mutation over GET → BAD_USER_INPUT (was BAD_REQUEST)', async () => {
-    const response = await quiet.inject({ method: 'GET', url: `/graphql?query=${encodeURIComponent('mutation { deleteUser(id: "1") }')}`, headers: { accept: 'application/json' } });
+    const response = await quiet.inject({
+      method: 'GET',
+      url: `/graphql?query=${encodeURIComponent('mutation { deleteUser(id: "1") }')}`,
+      headers: { accept: 'application/json' },
+    });
     expect(response.statusCode).toBe(405);
     expect(response.json().errors[0].extensions.code).toBe('BAD_USER_INPUT');
   });

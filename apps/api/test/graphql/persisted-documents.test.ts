@@ -24,8 +24,16 @@ const UNLISTED_HASH = 'f'.repeat(64);
 const AD_HOC_EXPENSIVE = `{ ${Array.from({ length: 15 }, (_, i) => `a${i}: users { posts { author { posts { id } } } }`).join(' ')} }`;
 
 async function post(app: FastifyInstance, payload: unknown, headers: Record<string, string> = {}) {
-  const response = await app.inject({ method: 'POST', url: '/graphql', headers: { ...GRAPHQL_JSON, ...headers }, payload: payload as Record<string, unknown> });
-  return { status: response.statusCode, body: response.json() as { data?: Record<string, unknown> | null; errors?: { message: string; extensions?: { code?: string } }[] } };
+  const response = await app.inject({
+    method: 'POST',
+    url: '/graphql',
+    headers: { ...GRAPHQL_JSON, ...headers },
+    payload: payload as Record<string, unknown>,
+  });
+  return {
+    status: response.statusCode,
+    body: response.json() as { data?: Record<string, unknown> | null; errors?: { message: string; extensions?: { code?: string } }[] },
+  };
 }
 const codesOf = (body: { errors?: { extensions?: { code?: string } }[] }) => body.errors?.map((error) => error.extensions?.code);
 const documentId = async (document: string) => `sha256:${await sha256Hex(document)}`;
@@ -69,7 +77,10 @@ describe('persisted documents beside ad-hoc ones (the default mode, with a manif
     expect(unknown.body.data).toBeUndefined();
     const byDocumentId = await post(app, { documentId: `sha256:${UNLISTED_HASH}` });
     expect(codesOf(byDocumentId.body)).toEqual(['PERSISTED_QUERY_NOT_FOUND']);
-    const text = await post(app, { query: '{ statistics { totalUsers } }', extensions: { persistedQuery: { version: 1, sha256Hash: UNLISTED_HASH } } });
+    const text = await post(app, {
+      query: '{ statistics { totalUsers } }',
+      extensions: { persistedQuery: { version: 1, sha256Hash: UNLISTED_HASH } },
+    });
     expect(text.body).toEqual({ data: { statistics: { totalUsers: 1 } } });
   });
 });
@@ -89,7 +100,11 @@ describe('GRAPHQL_TRUSTED_DOCUMENTS_ONLY', () => {
 
   it('runs the listed documents, a mutation included, by hash', async () => {
     const before = await postCount();
-    const created = await post(app, { documentId: await documentId(CreatePostDocument), variables: { title: 'Listed', content: 'By hash', authorId: String(author.id) } }, author.headers);
+    const created = await post(
+      app,
+      { documentId: await documentId(CreatePostDocument), variables: { title: 'Listed', content: 'By hash', authorId: String(author.id) } },
+      author.headers,
+    );
     expect(created.status).toBe(200);
     expect(created.body.data).toMatchObject({ createPost: { title: 'Listed', author: { id: String(author.id) } } });
     expect(await postCount()).toBe(before + 1);
@@ -107,7 +122,11 @@ describe('GRAPHQL_TRUSTED_DOCUMENTS_ONLY', () => {
     const mutation = `mutation { createPost(title: "Ad hoc", content: "x", authorId: "${author.id}") { id } }`;
     const refused = await post(app, { query: mutation }, author.headers);
     expect(codesOf(refused.body)).toEqual(['PERSISTED_QUERY_ID_REQUIRED']);
-    const overGet = await app.inject({ method: 'GET', url: `/graphql?query=${encodeURIComponent('{ users { id email } }')}`, headers: { accept: 'application/json' } });
+    const overGet = await app.inject({
+      method: 'GET',
+      url: `/graphql?query=${encodeURIComponent('{ users { id email } }')}`,
+      headers: { accept: 'application/json' },
+    });
     expect(overGet.json()).toMatchObject({ errors: [{ extensions: { code: 'PERSISTED_QUERY_ID_REQUIRED' } }] });
     expect(overGet.json()).not.toHaveProperty('data');
     expect(await postCount()).toBe(before);
@@ -117,7 +136,10 @@ describe('GRAPHQL_TRUSTED_DOCUMENTS_ONLY', () => {
     const before = await postCount();
     const smuggled = await post(
       app,
-      { documentId: await documentId(UserDocument), query: `mutation { createPost(title: "Smuggled", content: "x", authorId: "${author.id}") { id } }` },
+      {
+        documentId: await documentId(UserDocument),
+        query: `mutation { createPost(title: "Smuggled", content: "x", authorId: "${author.id}") { id } }`,
+      },
       author.headers,
     );
     expect(codesOf(smuggled.body)).toEqual(['PERSISTED_QUERY_ID_REQUIRED']);
@@ -131,7 +153,8 @@ describe('GRAPHQL_TRUSTED_DOCUMENTS_ONLY', () => {
         { query: `mutation { createPost(title: "Batched", content: "x", authorId: "${author.id}") { id } }` },
       ],
     });
-    const results = batch.json() as { data?: unknown; errors?: { extensions?: { code?: string } }[] }[] | { errors?: { extensions?: { code?: string } }[] };
+    const results = batch.json() as
+      { data?: unknown; errors?: { extensions?: { code?: string } }[] }[] | { errors?: { extensions?: { code?: string } }[] };
     // Yoga fails a batch whose one operation is refused before execution as a whole: either way nothing ad hoc ran.
     expect(JSON.stringify(results)).toContain('PERSISTED_QUERY_ID_REQUIRED');
     expect(await postCount()).toBe(before);
@@ -149,20 +172,34 @@ describe('GRAPHQL_TRUSTED_DOCUMENTS_ONLY', () => {
     const client = wsClient(urls.ws);
     try {
       const refused = await new Promise<unknown>((resolve) => {
-        client.subscribe({ query: 'subscription { postCreated { id title author { email } } }' }, { next: resolve, error: resolve, complete: () => resolve('completed') });
+        client.subscribe(
+          { query: 'subscription { postCreated { id title author { email } } }' },
+          { next: resolve, error: resolve, complete: () => resolve('completed') },
+        );
       });
       expect(refused).toEqual([expect.objectContaining({ extensions: expect.objectContaining({ code: 'PERSISTED_QUERY_ID_REQUIRED' }) })]);
       const unknown = await new Promise<unknown>((resolve) => {
-        client.subscribe({ query: '', extensions: { persistedQuery: { version: 1, sha256Hash: UNLISTED_HASH } } }, { next: resolve, error: resolve, complete: () => resolve('completed') });
+        client.subscribe(
+          { query: '', extensions: { persistedQuery: { version: 1, sha256Hash: UNLISTED_HASH } } },
+          { next: resolve, error: resolve, complete: () => resolve('completed') },
+        );
       });
       expect(unknown).toEqual([expect.objectContaining({ extensions: expect.objectContaining({ code: 'PERSISTED_QUERY_NOT_IN_LIST' }) })]);
 
       const subscribers = watchSubscribers(app);
       const received = new Promise<unknown>((resolve, reject) => {
-        client.subscribe({ query: '', documentId: `sha256:${sha256HexSync(PostCreatedDocument)}` } as { query: string }, { next: resolve, error: reject, complete: () => undefined });
+        client.subscribe({ query: '', documentId: `sha256:${sha256HexSync(PostCreatedDocument)}` } as { query: string }, {
+          next: resolve,
+          error: reject,
+          complete: () => undefined,
+        });
       });
       await subscribers.until(1);
-      await post(app, { documentId: await documentId(CreatePostDocument), variables: { title: 'Over WS', content: 'x', authorId: String(author.id) } }, author.headers);
+      await post(
+        app,
+        { documentId: await documentId(CreatePostDocument), variables: { title: 'Over WS', content: 'x', authorId: String(author.id) } },
+        author.headers,
+      );
       expect(await received).toMatchObject({ data: { postCreated: { title: 'Over WS', author: { id: String(author.id) } } } });
     } finally {
       await client.dispose();
@@ -192,7 +229,11 @@ describe('GRAPHQL_TRUSTED_DOCUMENTS_ONLY', () => {
     try {
       expect(stream.response.status).toBe(200);
       await subscribers.until(1);
-      await post(app, { documentId: await documentId(CreatePostDocument), variables: { title: 'Over SSE', content: 'x', authorId: String(author.id) } }, author.headers);
+      await post(
+        app,
+        { documentId: await documentId(CreatePostDocument), variables: { title: 'Over SSE', content: 'x', authorId: String(author.id) } },
+        author.headers,
+      );
       const event = await stream.event();
       expect(event?.event).toBe('next');
       expect(JSON.parse(event!.data)).toMatchObject({ data: { postCreated: { title: 'Over SSE' } } });

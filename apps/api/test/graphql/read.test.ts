@@ -16,10 +16,7 @@ afterAll(() => app.close());
 
 describe('Query.users', () => {
   it('answers the foundation query with every user and their posts', async () => {
-    const result = await graphql<{ users: { id: string; name: string; posts: { title: string }[] }[] }>(
-      app,
-      '{ users { id name posts { title } } }',
-    );
+    const result = await graphql<{ users: { id: string; name: string; posts: { title: string }[] }[] }>(app, '{ users { id name posts { title } } }');
     expect(result.status).toBe(200);
     expect(result.errors).toBeUndefined();
     expect(result.data?.users).toEqual(
@@ -83,7 +80,11 @@ describe('Query.posts and Query.post', () => {
 
 describe('GraphQL over HTTP', () => {
   it('answers GET queries', async () => {
-    const response = await app.inject({ method: 'GET', url: `/graphql?query=${encodeURIComponent('{ users { id } }')}`, headers: { accept: 'application/json' } });
+    const response = await app.inject({
+      method: 'GET',
+      url: `/graphql?query=${encodeURIComponent('{ users { id } }')}`,
+      headers: { accept: 'application/json' },
+    });
     expect(response.statusCode).toBe(200);
     expect(response.json().data.users).toHaveLength(fixture.users.length);
   });

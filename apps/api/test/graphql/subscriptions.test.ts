@@ -12,7 +12,8 @@ import { listen, SseStream, Subscription, watchSubscribers, wsClient } from '../
 
 const PASSWORD = 'password-123';
 const POST_CREATED = 'subscription { postCreated { id title author { name } } }';
-const CREATE_POST = 'mutation Create($title: String!, $content: String!, $authorId: ID!) { createPost(title: $title, content: $content, authorId: $authorId) { id } }';
+const CREATE_POST =
+  'mutation Create($title: String!, $content: String!, $authorId: ID!) { createPost(title: $title, content: $content, authorId: $authorId) { id } }';
 
 /** postCreated nested 12 levels deep: over the depth limit of 10. */
 const TOO_DEEP = `subscription { postCreated { ${'author { posts { '.repeat(5)}id${' } }'.repeat(5)} } }`;
@@ -42,9 +43,14 @@ function client(connectionParams?: Record<string, unknown>) {
 
 /** Creates a post through GraphQL createPost as the author (Bearer token) and returns its id. */
 async function createPost(title: string): Promise<string> {
-  const result = await graphql<{ createPost: { id: string } }>(app, CREATE_POST, { title, content: `Body of ${title}`, authorId: String(author.id) }, {
-    authorization: `Bearer ${author.token}`,
-  });
+  const result = await graphql<{ createPost: { id: string } }>(
+    app,
+    CREATE_POST,
+    { title, content: `Body of ${title}`, authorId: String(author.id) },
+    {
+      authorization: `Bearer ${author.token}`,
+    },
+  );
   expect(result.errors).toBeUndefined();
   return result.data!.createPost.id;
 }
@@ -94,8 +100,11 @@ describe('postCreated over WebSocket (graphql-transport-ws)', () => {
     const statements = countStatements(app.db);
     try {
       const id = await createPost('Seen by five');
-      for (const subscription of many) expect((await subscription.next()).data?.postCreated).toEqual({ id, title: 'Seen by five', author: { name: 'Ada Author' } });
-      const authorLookups = statements.statements.filter((sql) => /FROM ("public"\.)?"?users"?\s/.test(sql) && /"id" IN|"id" = |id = ANY|id = \$1/.test(sql));
+      for (const subscription of many)
+        expect((await subscription.next()).data?.postCreated).toEqual({ id, title: 'Seen by five', author: { name: 'Ada Author' } });
+      const authorLookups = statements.statements.filter(
+        (sql) => /FROM ("public"\.)?"?users"?\s/.test(sql) && /"id" IN|"id" = |id = ANY|id = \$1/.test(sql),
+      );
       // The Bearer check of createPost reads the user too: that one, plus one lookup for the five subscribers.
       expect(authorLookups.length).toBe(2);
     } finally {
@@ -205,7 +214,9 @@ describe('GraphQL rules on subscribe', () => {
     const syntax = await new Subscription(shared, 'subscription { postCreated { id ').failure();
     expect(syntax).toEqual([expect.objectContaining({ extensions: { code: 'GRAPHQL_PARSE_FAILED' } })]);
     const invalid = await new Subscription(shared, 'subscription { postCreated { nope } }').failure();
-    expect(invalid).toEqual([expect.objectContaining({ message: 'Cannot query field "nope" on type "Post".', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } })]);
+    expect(invalid).toEqual([
+      expect.objectContaining({ message: 'Cannot query field "nope" on type "Post".', extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }),
+    ]);
     expect(shared.closes).toEqual([]);
   });
 
@@ -242,7 +253,9 @@ describe('postCreated over Server-Sent Events (GET /graphql, Accept: text/event-
     const response = await fetch(`${urls.http}/graphql?query=${encodeURIComponent(TOO_DEEP)}`, { headers: { accept: 'text/event-stream' } });
     expect(response.status).toBe(400);
     expect(response.headers.get('content-type')).toMatch(/^application\/json/);
-    expect(((await response.json()) as { errors: unknown[] }).errors).toEqual([expect.objectContaining({ extensions: { code: 'QUERY_TOO_COMPLEX' } })]);
+    expect(((await response.json()) as { errors: unknown[] }).errors).toEqual([
+      expect.objectContaining({ extensions: { code: 'QUERY_TOO_COMPLEX' } }),
+    ]);
   });
 });
 

@@ -7,7 +7,8 @@ const suite = useTestApp();
 
 const CREATE_USER = 'mutation Create($input: CreateUserInput!) { createUser(input: $input) { id name email age role } }';
 const UPDATE_USER = 'mutation Update($id: ID!, $input: UpdateUserInput!) { updateUser(id: $id, input: $input) { id name email age } }';
-const CREATE_POST = 'mutation Post($title: String!, $content: String!, $authorId: ID!) { createPost(title: $title, content: $content, authorId: $authorId) { id title author { id } createdAt } }';
+const CREATE_POST =
+  'mutation Post($title: String!, $content: String!, $authorId: ID!) { createPost(title: $title, content: $content, authorId: $authorId) { id title author { id } createdAt } }';
 
 describe('createUser (open sign-up)', () => {
   it('creates a USER with a lower-cased e-mail who can then log in', async () => {
@@ -67,7 +68,9 @@ describe('updateUser', () => {
   });
 
   it('requires a login (UNAUTHENTICATED) and validates fields', async () => {
-    expect((await graphql(suite.app, UPDATE_USER, { id: String(suite.alice.id), input: { name: 'x' } })).errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+    expect((await graphql(suite.app, UPDATE_USER, { id: String(suite.alice.id), input: { name: 'x' } })).errors?.[0]?.extensions?.code).toBe(
+      'UNAUTHENTICATED',
+    );
     const invalid = await graphql(suite.app, UPDATE_USER, { id: String(suite.alice.id), input: { name: null, email: 'bad' } }, suite.alice.headers);
     expect(invalid.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', fields: [{ field: 'name' }, { field: 'email' }] });
   });
@@ -76,22 +79,35 @@ describe('updateUser', () => {
 describe('createPost', () => {
   it('writes a post as the caller', async () => {
     const result = await graphql<{ createPost: { title: string; author: { id: string } } }>(
-      suite.app, CREATE_POST, { title: 'Hello', content: 'World', authorId: String(suite.alice.id) }, suite.alice.headers,
+      suite.app,
+      CREATE_POST,
+      { title: 'Hello', content: 'World', authorId: String(suite.alice.id) },
+      suite.alice.headers,
     );
     expect(result.data?.createPost).toMatchObject({ title: 'Hello', author: { id: String(suite.alice.id) } });
   });
 
-  it("refuses writing as someone else (FORBIDDEN), allows it for an ADMIN", async () => {
+  it('refuses writing as someone else (FORBIDDEN), allows it for an ADMIN', async () => {
     const before = await suite.app.db.prisma.post.count();
     const forbidden = await graphql(suite.app, CREATE_POST, { title: 'x', content: 'y', authorId: String(suite.bob.id) }, suite.alice.headers);
     expect(forbidden.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
     expect(await suite.app.db.prisma.post.count()).toBe(before);
-    const asAdmin = await graphql(suite.app, CREATE_POST, { title: 'By admin', content: 'for bob', authorId: String(suite.bob.id) }, suite.admin.headers);
+    const asAdmin = await graphql(
+      suite.app,
+      CREATE_POST,
+      { title: 'By admin', content: 'for bob', authorId: String(suite.bob.id) },
+      suite.admin.headers,
+    );
     expect(asAdmin.errors).toBeUndefined();
   });
 
   it('validates title and content, and an unknown author is NOT_FOUND for an ADMIN', async () => {
-    const invalid = await graphql(suite.app, CREATE_POST, { title: '', content: 'x'.repeat(50_001), authorId: String(suite.alice.id) }, suite.alice.headers);
+    const invalid = await graphql(
+      suite.app,
+      CREATE_POST,
+      { title: '', content: 'x'.repeat(50_001), authorId: String(suite.alice.id) },
+      suite.alice.headers,
+    );
     expect(invalid.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', fields: [{ field: 'title' }, { field: 'content' }] });
     const unknown = await graphql(suite.app, CREATE_POST, { title: 't', content: 'c', authorId: '424242' }, suite.admin.headers);
     expect(unknown.errors?.[0]?.extensions?.code).toBe('NOT_FOUND');
@@ -114,7 +130,9 @@ describe('recentPosts, statistics, postsConnection', () => {
 
   it('statistics counts users and posts', async () => {
     const result = await graphql(suite.app, '{ statistics { totalUsers totalPosts } }');
-    expect(result.data).toEqual({ statistics: { totalUsers: await suite.app.db.prisma.user.count(), totalPosts: await suite.app.db.prisma.post.count() } });
+    expect(result.data).toEqual({
+      statistics: { totalUsers: await suite.app.db.prisma.user.count(), totalPosts: await suite.app.db.prisma.post.count() },
+    });
   });
 
   it('postsConnection walks every post once with opaque cursors', async () => {
@@ -122,8 +140,19 @@ describe('recentPosts, statistics, postsConnection', () => {
     const seen: string[] = [];
     let after: string | null = null;
     for (let guard = 0; guard < 10; guard++) {
-      const result: { data?: { postsConnection: { edges: { cursor: string; node: { id: string } }[]; pageInfo: { endCursor: string | null; hasNextPage: boolean; hasPreviousPage: boolean }; totalCount: number } } | null } =
-        await graphql(suite.app, 'query Page($after: String) { postsConnection(first: 4, after: $after) { edges { cursor node { id } } pageInfo { endCursor hasNextPage hasPreviousPage } totalCount } }', { after });
+      const result: {
+        data?: {
+          postsConnection: {
+            edges: { cursor: string; node: { id: string } }[];
+            pageInfo: { endCursor: string | null; hasNextPage: boolean; hasPreviousPage: boolean };
+            totalCount: number;
+          };
+        } | null;
+      } = await graphql(
+        suite.app,
+        'query Page($after: String) { postsConnection(first: 4, after: $after) { edges { cursor node { id } } pageInfo { endCursor hasNextPage hasPreviousPage } totalCount } }',
+        { after },
+      );
       const connection = result.data!.postsConnection;
       expect(connection.totalCount).toBe(total);
       expect(connection.pageInfo.hasPreviousPage).toBe(after !== null);

@@ -28,9 +28,17 @@ describe('loadConfig', () => {
   it('turns traces on with an OTLP endpoint (and off again with OTEL_SDK_DISABLED), and takes the manifest from the repository', () => {
     const on = loadConfig({ DATA_DIR: tempDir(), OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SERVICE_NAME: 'api-eu' });
     expect(on.tracing).toEqual({ serviceName: 'api-eu' });
-    expect(loadConfig({ DATA_DIR: tempDir(), OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://collector/v1/traces' }).tracing).toEqual({ serviceName: 'users-posts' });
-    expect(loadConfig({ DATA_DIR: tempDir(), OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'true' }).tracing).toBeUndefined();
-    const trusted = loadConfig({ DATA_DIR: tempDir(), GRAPHQL_PERSISTED_DOCUMENTS: 'packages/client/persisted-documents.json', GRAPHQL_TRUSTED_DOCUMENTS_ONLY: 'true' });
+    expect(loadConfig({ DATA_DIR: tempDir(), OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://collector/v1/traces' }).tracing).toEqual({
+      serviceName: 'users-posts',
+    });
+    expect(
+      loadConfig({ DATA_DIR: tempDir(), OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'true' }).tracing,
+    ).toBeUndefined();
+    const trusted = loadConfig({
+      DATA_DIR: tempDir(),
+      GRAPHQL_PERSISTED_DOCUMENTS: 'packages/client/persisted-documents.json',
+      GRAPHQL_TRUSTED_DOCUMENTS_ONLY: 'true',
+    });
     expect(trusted.persistedDocuments).toEqual({ file: path.resolve(repoRoot, 'packages/client/persisted-documents.json'), trustedOnly: true });
   });
 
@@ -66,9 +74,9 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ NODE_ENV: 'production', DATA_DIR: tempDir(), ...productionSecrets, SESSION_SECRET: 'short' })).toThrow(
       /SESSION_SECRET must be at least 32 bytes/,
     );
-    expect(() =>
-      loadConfig({ NODE_ENV: 'production', DATA_DIR: tempDir(), ...productionSecrets, JWT_REFRESH_SECRET: strong('a') }),
-    ).toThrow(/must differ/);
+    expect(() => loadConfig({ NODE_ENV: 'production', DATA_DIR: tempDir(), ...productionSecrets, JWT_REFRESH_SECRET: strong('a') })).toThrow(
+      /must differ/,
+    );
   });
 
   it('uses the environment secrets in production', () => {

@@ -43,7 +43,11 @@ describe('the server process (embedded default)', () => {
     expect(await rest.json()).toMatchObject({ code: 0, data: { total: 1, items: [{ email: 'admin@example.com' }] } });
 
     expect(await server.stop()).toBe(0);
-    const logLines = server.output().trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    const logLines = server
+      .output()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(logLines.some((line) => line.reqId && line.msg === 'request completed')).toBe(true);
     expect(server.output()).not.toContain('admin-password');
     expect(existsSync(path.join(dataDir, 'pglite'))).toBe(true);

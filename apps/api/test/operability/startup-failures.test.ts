@@ -15,10 +15,20 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 /** Runs the server (as startApi does, from the sources) until it exits; its exit code and stdout+stderr. */
 function runServer(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  const childEnv: NodeJS.ProcessEnv = { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: 'warn', DATA_DIR: mkdtempSync(path.join(scratch, 'data-')), ...env };
+  const childEnv: NodeJS.ProcessEnv = {
+    ...process.env,
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    DATA_DIR: mkdtempSync(path.join(scratch, 'data-')),
+    ...env,
+  };
   delete childEnv.REDIS_URL;
   if (!childEnv.DATABASE_URL) delete childEnv.DATABASE_URL;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/api/src/main.ts'], { cwd: repoRoot, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/api/src/main.ts'], {
+    cwd: repoRoot,
+    env: childEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout.on('data', (chunk) => (output += chunk));
   child.stderr.on('data', (chunk) => (output += chunk));

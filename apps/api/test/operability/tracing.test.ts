@@ -25,10 +25,13 @@ let provider: LocalOidcProvider;
 
 beforeAll(async () => {
   provider = await LocalOidcProvider.start();
-  app = await buildApp(testConfig({ tracing: { serviceName: 'users-posts-test' }, logLevel: 'info', oauthProviders: [provider.providerConfig('local')] }), {
-    database: await createTestDatabase(),
-    spanExporter: exporter,
-  });
+  app = await buildApp(
+    testConfig({ tracing: { serviceName: 'users-posts-test' }, logLevel: 'info', oauthProviders: [provider.providerConfig('local')] }),
+    {
+      database: await createTestDatabase(),
+      spanExporter: exporter,
+    },
+  );
   (app.log as unknown as Record<symbol, unknown>)[pino.symbols.streamSym] = { write: (line: string) => void logLines.push(line) };
   author = await createAccount(app, 'traced@example.com');
   await app.db.prisma.post.create({ data: { title: 'Traced post', content: 'x', authorId: author.id } });
@@ -108,7 +111,9 @@ describe('traces', () => {
       method: 'POST',
       url: '/graphql',
       headers: { 'content-type': 'application/json', traceparent: TRACEPARENT },
-      payload: { query: 'mutation { createUser(input: { name: "Trace", email: "trace-secret@example.com", password: "hunter2-secret-pw" }) { id } }' },
+      payload: {
+        query: 'mutation { createUser(input: { name: "Trace", email: "trace-secret@example.com", password: "hunter2-secret-pw" }) { id } }',
+      },
     });
     expect(response.json()).toMatchObject({ data: { createUser: { id: expect.any(String) } } });
     const { spans } = traceOf(CALLER_TRACE_ID);
@@ -131,13 +136,19 @@ describe('traces', () => {
     expect(JSON.stringify(response.json())).toContain('hunter3-secret-pw'); // the caller's own answer echoes it, as graphql-js does
     const { spans, named } = traceOf(CALLER_TRACE_ID);
     expect(named('mutation.SignUp')[0]?.attributes['graphql.error.codes']).toEqual(['BAD_USER_INPUT']);
-    const recorded = JSON.stringify(spans.map((span) => ({ name: span.name, attributes: span.attributes, events: span.events, status: span.status })));
+    const recorded = JSON.stringify(
+      spans.map((span) => ({ name: span.name, attributes: span.attributes, events: span.events, status: span.status })),
+    );
     expect(recorded).not.toContain('hunter3-secret-pw');
   });
 
   it('keeps credentials out of the trace store: an API key in the query string is not in the request span', async () => {
     exporter.reset();
-    await app.inject({ method: 'GET', url: '/api/v1/users?limit=1&api_key=up_secret-key-material-0123456789', headers: { traceparent: TRACEPARENT } });
+    await app.inject({
+      method: 'GET',
+      url: '/api/v1/users?limit=1&api_key=up_secret-key-material-0123456789',
+      headers: { traceparent: TRACEPARENT },
+    });
     const { spans, named } = traceOf(CALLER_TRACE_ID);
     expect(named('GET /api/v1/users')[0]?.attributes['url.path']).toBe('/api/v1/users');
     expect(JSON.stringify(spans.map((span) => span.attributes))).not.toContain('secret-key-material');
@@ -164,7 +175,7 @@ describe('traces', () => {
     for (const line of own) expect(line.traceId).toBe(CALLER_TRACE_ID);
   });
 
-  it("traces a request whose caller asks not to sample it (traceparent flag 00): a caller cannot hide its requests", async () => {
+  it('traces a request whose caller asks not to sample it (traceparent flag 00): a caller cannot hide its requests', async () => {
     exporter.reset();
     await app.inject({ method: 'GET', url: `/api/v1/users/${author.id}`, headers: { traceparent: `00-${CALLER_TRACE_ID}-${CALLER_SPAN_ID}-00` } });
     const { named } = traceOf(CALLER_TRACE_ID);

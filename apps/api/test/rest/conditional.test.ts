@@ -29,11 +29,26 @@ describe('reads: a strong ETag per resource, 304 when it is still current', () =
   });
 
   it('gives every kind of single resource its ETag (post, comment, order) and 304s them', async () => {
-    const post = await suite.app.inject({ method: 'POST', url: `/api/v1/users/${suite.alice.id}/posts`, headers: suite.alice.headers, payload: { title: 't', content: 'c' } });
+    const post = await suite.app.inject({
+      method: 'POST',
+      url: `/api/v1/users/${suite.alice.id}/posts`,
+      headers: suite.alice.headers,
+      payload: { title: 't', content: 'c' },
+    });
     expect(post.headers.etag).toBe('"1"');
     const postId = post.json().data.id as number;
-    const comment = await suite.app.inject({ method: 'POST', url: `/api/v1/posts/${postId}/comments`, headers: suite.bob.headers, payload: { body: 'b' } });
-    const order = await suite.app.inject({ method: 'POST', url: `/api/v1/users/${suite.alice.id}/orders`, headers: suite.alice.headers, payload: { product: 'p', quantity: 1, totalCents: 1 } });
+    const comment = await suite.app.inject({
+      method: 'POST',
+      url: `/api/v1/posts/${postId}/comments`,
+      headers: suite.bob.headers,
+      payload: { body: 'b' },
+    });
+    const order = await suite.app.inject({
+      method: 'POST',
+      url: `/api/v1/users/${suite.alice.id}/orders`,
+      headers: suite.alice.headers,
+      payload: { product: 'p', quantity: 1, totalCents: 1 },
+    });
     const urls: [string, Record<string, string>][] = [
       [`/api/v1/posts/${postId}`, {}],
       [`/api/v1/users/${suite.alice.id}/posts/${postId}`, {}],
@@ -86,10 +101,16 @@ describe('writes: If-Match makes them conditional', () => {
     const carol = await createAccount(suite.app, 'carol@example.com');
     const etag = (await read(userUrl(carol))).headers.etag as string;
     const put = (ifMatch: string) =>
-      suite.app.inject({ method: 'PUT', url: userUrl(carol), headers: { ...carol.headers, 'if-match': ifMatch }, payload: { name: 'Carol', email: carol.email } });
+      suite.app.inject({
+        method: 'PUT',
+        url: userUrl(carol),
+        headers: { ...carol.headers, 'if-match': ifMatch },
+        payload: { name: 'Carol', email: carol.email },
+      });
     expect((await put(etag)).statusCode).toBe(200);
     expect((await put(etag)).statusCode).toBe(412); // that version is gone now
-    const remove = (ifMatch: string) => suite.app.inject({ method: 'DELETE', url: userUrl(carol), headers: { ...suite.admin.headers, 'if-match': ifMatch } });
+    const remove = (ifMatch: string) =>
+      suite.app.inject({ method: 'DELETE', url: userUrl(carol), headers: { ...suite.admin.headers, 'if-match': ifMatch } });
     expect((await remove(etag)).statusCode).toBe(412);
     expect(await suite.app.db.prisma.user.count({ where: { id: carol.id } })).toBe(1);
     expect((await remove((await read(userUrl(carol))).headers.etag as string)).statusCode).toBe(204);
@@ -101,7 +122,12 @@ describe('writes: If-Match makes them conditional', () => {
   });
 
   it('an order PATCH with a stale ETag is 412 and the order keeps its status', async () => {
-    const order = await suite.app.inject({ method: 'POST', url: `/api/v1/users/${suite.alice.id}/orders`, headers: suite.alice.headers, payload: { product: 'q', quantity: 1, totalCents: 5 } });
+    const order = await suite.app.inject({
+      method: 'POST',
+      url: `/api/v1/users/${suite.alice.id}/orders`,
+      headers: suite.alice.headers,
+      payload: { product: 'q', quantity: 1, totalCents: 5 },
+    });
     const url = `/api/v1/users/${suite.alice.id}/orders/${order.json().data.id}`;
     const shipped = await patch(url, { status: 'paid' }, { ...suite.admin.headers, 'if-match': order.headers.etag as string });
     expect(shipped.statusCode).toBe(200);
@@ -117,7 +143,12 @@ describe('writes: If-Match makes them conditional', () => {
 
   it('every write path raises the version, bulk updates by an ADMIN included (the database bumps it)', async () => {
     const before = (await read(userUrl(suite.bob))).headers.etag as string;
-    const bulk = await suite.app.inject({ method: 'PATCH', url: '/api/v1/users', headers: suite.admin.headers, payload: { ids: [suite.bob.id], data: { age: 30 } } });
+    const bulk = await suite.app.inject({
+      method: 'PATCH',
+      url: '/api/v1/users',
+      headers: suite.admin.headers,
+      payload: { ids: [suite.bob.id], data: { age: 30 } },
+    });
     expect(bulk.statusCode).toBe(200);
     const after = await read(userUrl(suite.bob), { 'if-none-match': before });
     expect(after.statusCode).toBe(200);
@@ -174,7 +205,12 @@ describe('GraphQL: the same version, and expectedVersion on updateUser', () => {
     expect(stale.errors?.[0]?.extensions).toEqual({ code: 'CONFLICT', currentVersion: version });
     expect((await stored(suite.alice)).version).toBe(version);
 
-    const fresh = await graphql<{ updateUser: { version: number; age: number } }>(suite.app, UPDATE, { id: String(suite.alice.id), v: version }, suite.alice.headers);
+    const fresh = await graphql<{ updateUser: { version: number; age: number } }>(
+      suite.app,
+      UPDATE,
+      { id: String(suite.alice.id), v: version },
+      suite.alice.headers,
+    );
     expect(fresh.errors).toBeUndefined();
     expect(fresh.data?.updateUser).toMatchObject({ version: version + 1, age: 50 });
     // left out: unconditional, as before

@@ -30,7 +30,12 @@ describe('a body over 1 MiB', () => {
 
   it('→ 413 on /graphql, in GraphQL error shape', async () => {
     const query = `mutation { createUser(input: {name: "${'x'.repeat(MIB)}", email: "big@example.com"}) { id } }`;
-    const response = await app.inject({ method: 'POST', url: '/graphql', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ query }) });
+    const response = await app.inject({
+      method: 'POST',
+      url: '/graphql',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify({ query }),
+    });
     expect(response.statusCode).toBe(413);
     expect(response.json()).toEqual({ errors: [{ message: expect.any(String), extensions: expect.objectContaining({ code: expect.any(String) }) }] });
   });
@@ -69,7 +74,12 @@ describe('the database unreachable', () => {
   });
 
   it('an authenticated request (the credential check needs the database too) → 503', async () => {
-    const response = await app.inject({ method: 'POST', url: `/api/v1/users/${account.id}/posts`, headers: account.headers, payload: { title: 'T', content: 'C' } });
+    const response = await app.inject({
+      method: 'POST',
+      url: `/api/v1/users/${account.id}/posts`,
+      headers: account.headers,
+      payload: { title: 'T', content: 'C' },
+    });
     expect(response.statusCode).toBe(503);
     expect(response.json().code).toBe(50300);
   });
@@ -168,7 +178,12 @@ describe('failures before any route runs, in the envelope', () => {
   });
 
   it('/graphql with an Accept or a Content-Type it cannot serve → 406 / 415 with a GraphQL error body', async () => {
-    const notAcceptable = await app.inject({ method: 'POST', url: '/graphql', headers: { accept: 'text/html' }, payload: { query: '{ statistics { totalUsers } }' } });
+    const notAcceptable = await app.inject({
+      method: 'POST',
+      url: '/graphql',
+      headers: { accept: 'text/html' },
+      payload: { query: '{ statistics { totalUsers } }' },
+    });
     expect(notAcceptable.statusCode).toBe(406);
     expect(notAcceptable.json()).toEqual({ errors: [{ message: expect.stringMatching(/^Not acceptable/), extensions: { code: 'BAD_USER_INPUT' } }] });
     const unsupported = await app.inject({ method: 'POST', url: '/graphql', headers: { 'content-type': 'text/csv' }, payload: 'query,statistics' });
@@ -197,7 +212,15 @@ describe('an early answer on a keep-alive connection', () => {
   function post(headers: Record<string, string>, body: Buffer) {
     return new Promise<{ status: number; connection: string | undefined }>((resolve, reject) => {
       const request = http.request(
-        { host: '127.0.0.1', port, method: 'POST', path: '/api/v1/users', agent, timeout: 5_000, headers: { ...headers, 'content-length': String(body.length) } },
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: '/api/v1/users',
+          agent,
+          timeout: 5_000,
+          headers: { ...headers, 'content-length': String(body.length) },
+        },
         (response) => {
           response.resume();
           response.on('end', () => resolve({ status: response.statusCode ?? 0, connection: response.headers.connection }));

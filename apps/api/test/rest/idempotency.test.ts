@@ -62,7 +62,12 @@ describe('a keyed write runs once', () => {
 
   it('PATCH too: the retry of an update answers the first update, even after another change', async () => {
     const patch = (key: string, age: number) =>
-      suite.app.inject({ method: 'PATCH', url: `/api/v1/users/${suite.bob.id}`, headers: { ...suite.bob.headers, 'idempotency-key': key }, payload: { age } });
+      suite.app.inject({
+        method: 'PATCH',
+        url: `/api/v1/users/${suite.bob.id}`,
+        headers: { ...suite.bob.headers, 'idempotency-key': key },
+        payload: { age },
+      });
     const first = await patch('age-40', 40);
     await patch('age-41', 41);
     const retry = await patch('age-40', 40);
@@ -82,7 +87,11 @@ describe('misuse of a key', () => {
     expect((await createPost(suite.alice, 'mismatch-1', 'Original')).statusCode).toBe(201);
     const otherBody = await createPost(suite.alice, 'mismatch-1', 'Something else');
     expect(otherBody.statusCode).toBe(422);
-    expect(otherBody.json()).toEqual({ code: 42200, message: expect.stringContaining('different request'), errors: [{ field: 'Idempotency-Key', message: 'was used for a different request' }] });
+    expect(otherBody.json()).toEqual({
+      code: 42200,
+      message: expect.stringContaining('different request'),
+      errors: [{ field: 'Idempotency-Key', message: 'was used for a different request' }],
+    });
     const otherUrl = await suite.app.inject({
       method: 'POST',
       url: `/api/v1/users/${suite.alice.id}/orders`,
@@ -97,7 +106,8 @@ describe('misuse of a key', () => {
   it("keys belong to their caller: another user's same key and body is another write", async () => {
     const post = await createPost(suite.alice, undefined, 'Commented');
     const url = `/api/v1/posts/${post.json().data.id}/comments`;
-    const comment = (account: Account) => suite.app.inject({ method: 'POST', url, headers: { ...account.headers, 'idempotency-key': 'shared-key' }, payload: { body: 'Same words' } });
+    const comment = (account: Account) =>
+      suite.app.inject({ method: 'POST', url, headers: { ...account.headers, 'idempotency-key': 'shared-key' }, payload: { body: 'Same words' } });
     const [fromAlice, fromBob] = [await comment(suite.alice), await comment(suite.bob)];
     expect([fromAlice.statusCode, fromBob.statusCode]).toEqual([201, 201]);
     expect(fromBob.json().data.id).not.toBe(fromAlice.json().data.id);
@@ -107,17 +117,29 @@ describe('misuse of a key', () => {
   it('a 4xx answer is kept too: the retry of a refused change is the same 409, even once the e-mail is free', async () => {
     const carol = await createAccount(suite.app, 'carol@example.com');
     const dave = await createAccount(suite.app, 'dave@example.com');
-    const change = () => suite.app.inject({ method: 'PATCH', url: `/api/v1/users/${carol.id}`, headers: { ...carol.headers, 'idempotency-key': 'taken-email' }, payload: { email: dave.email } });
+    const change = () =>
+      suite.app.inject({
+        method: 'PATCH',
+        url: `/api/v1/users/${carol.id}`,
+        headers: { ...carol.headers, 'idempotency-key': 'taken-email' },
+        payload: { email: dave.email },
+      });
     const first = await change();
     expect(first.statusCode).toBe(409);
-    await suite.app.inject({ method: 'PATCH', url: `/api/v1/users/${dave.id}`, headers: suite.admin.headers, payload: { email: 'dave.moved@example.com' } });
+    await suite.app.inject({
+      method: 'PATCH',
+      url: `/api/v1/users/${dave.id}`,
+      headers: suite.admin.headers,
+      payload: { email: 'dave.moved@example.com' },
+    });
     const retry = await change();
     expect(retry.statusCode).toBe(409);
     expect(retry.payload).toBe(first.payload);
   });
 
   it('anonymous keys are not kept (one scope for everyone would be a shared, unbounded store): each sign-up runs', async () => {
-    const signUp = (email: string) => suite.app.inject({ method: 'POST', url: '/api/v1/users', headers: { 'idempotency-key': 'anonymous-key' }, payload: { name: 'Anon', email } });
+    const signUp = (email: string) =>
+      suite.app.inject({ method: 'POST', url: '/api/v1/users', headers: { 'idempotency-key': 'anonymous-key' }, payload: { name: 'Anon', email } });
     expect((await signUp('anon1@example.com')).statusCode).toBe(201);
     expect((await signUp('anon2@example.com')).statusCode).toBe(201); // not a 422 "different request"
     expect(await suite.app.db.prisma.idempotencyRecord.count({ where: { key: 'anonymous-key' } })).toBe(0);
@@ -139,9 +161,16 @@ describe('misuse of a key', () => {
 
   it('the records keep no password: the fingerprint of a keyed change holding one is keyed by a server secret', async () => {
     const { createHash } = await import('node:crypto');
-    await suite.app.inject({ method: 'PATCH', url: `/api/v1/users/${suite.alice.id}`, headers: { ...suite.alice.headers, 'idempotency-key': 'no-secrets' }, payload: { name: 'Alice' } });
+    await suite.app.inject({
+      method: 'PATCH',
+      url: `/api/v1/users/${suite.alice.id}`,
+      headers: { ...suite.alice.headers, 'idempotency-key': 'no-secrets' },
+      payload: { name: 'Alice' },
+    });
     const record = await suite.app.db.prisma.idempotencyRecord.findFirstOrThrow({ where: { key: 'no-secrets' } });
-    const bare = createHash('sha256').update(`PATCH /api/v1/users/${suite.alice.id}?\n\n${JSON.stringify({ name: 'Alice' })}`).digest('base64url');
+    const bare = createHash('sha256')
+      .update(`PATCH /api/v1/users/${suite.alice.id}?\n\n${JSON.stringify({ name: 'Alice' })}`)
+      .digest('base64url');
     expect(record.fingerprint).not.toBe(bare);
     expect(JSON.stringify(record)).not.toContain('password');
   });
@@ -158,7 +187,12 @@ describe('expiry', () => {
     try {
       const { alice: writer } = await createCast(short);
       const send = () =>
-        short.inject({ method: 'POST', url: `/api/v1/users/${writer.id}/posts`, headers: { ...writer.headers, 'idempotency-key': 'ttl' }, payload: { title: 'Twice', content: 'x' } });
+        short.inject({
+          method: 'POST',
+          url: `/api/v1/users/${writer.id}/posts`,
+          headers: { ...writer.headers, 'idempotency-key': 'ttl' },
+          payload: { title: 'Twice', content: 'x' },
+        });
       const first = await send();
       expect((await send()).headers['idempotent-replayed']).toBe('true');
       await sleep(1_100);

@@ -59,7 +59,12 @@ describe('GET /api/v1/users/{id}/orders', () => {
   it('lists the owner’s orders in the exact envelope (owner and ADMIN alike)', async () => {
     const mine = await get(url(alice.id), alice.headers);
     expect(mine.status).toBe(200);
-    expect(mine.body).toEqual({ code: 0, message: 'ok', paging: 'page', data: { items: orders.map(orderJson), total: 6, page: 1, pageSize: 20, totalPages: 1 } });
+    expect(mine.body).toEqual({
+      code: 0,
+      message: 'ok',
+      paging: 'page',
+      data: { items: orders.map(orderJson), total: 6, page: 1, pageSize: 20, totalPages: 1 },
+    });
     expect((await get(url(alice.id), admin.headers)).body).toEqual(mine.body);
     expect(ids((await get(url(bob.id), bob.headers)).body.data.items)).toEqual([bobsOrder.id]);
   });
@@ -147,7 +152,15 @@ describe('POST /api/v1/users/{id}/orders', () => {
     expect(response.json()).toEqual({
       code: 0,
       message: 'ok',
-      data: { id: expect.any(Number), userId: bob.id, product: 'Sprocket', quantity: 3, totalCents: 1299, status: 'pending', createdAt: expect.any(String) },
+      data: {
+        id: expect.any(Number),
+        userId: bob.id,
+        product: 'Sprocket',
+        quantity: 3,
+        totalCents: 1299,
+        status: 'pending',
+        createdAt: expect.any(String),
+      },
     });
     expect(response.headers.location).toBe(`/api/v1/users/${bob.id}/orders/${order.id}`);
     expect((await get(response.headers.location as string, bob.headers)).body.data).toEqual(order);
@@ -184,7 +197,12 @@ describe('POST /api/v1/users/{id}/orders', () => {
       expect([...new Set(response.json().errors.map((e: { field: string }) => e.field))].sort()).toEqual(fields);
     }
 
-    const malformed = await app.inject({ method: 'POST', url: url(alice.id), headers: { ...alice.headers, 'content-type': 'application/json' }, payload: '{' });
+    const malformed = await app.inject({
+      method: 'POST',
+      url: url(alice.id),
+      headers: { ...alice.headers, 'content-type': 'application/json' },
+      payload: '{',
+    });
     expect(malformed.statusCode).toBe(400);
     expect(malformed.json().code).toBe(40000);
     expect(await snapshot()).toEqual(before);
@@ -196,9 +214,15 @@ describe('GET and PATCH /api/v1/users/{id}/orders/{orderId}', () => {
     app.inject({ method: 'PATCH', url: url(userId, `/${orderId}`), payload: payload as object, headers });
 
   it('gets one order; 404 when it is another user’s or unknown; 403 for another user; 400 bad orderId', async () => {
-    expect(await get(url(alice.id, `/${orders[2]!.id}`), alice.headers)).toMatchObject({ status: 200, body: { code: 0, message: 'ok', data: orderJson(orders[2]!) } });
+    expect(await get(url(alice.id, `/${orders[2]!.id}`), alice.headers)).toMatchObject({
+      status: 200,
+      body: { code: 0, message: 'ok', data: orderJson(orders[2]!) },
+    });
     expect((await get(url(alice.id, `/${orders[2]!.id}`), admin.headers)).body.data).toEqual(orderJson(orders[2]!));
-    expect(await get(url(alice.id, `/${bobsOrder.id}`), alice.headers)).toMatchObject({ status: 404, body: { code: 40400, message: 'Order not found' } });
+    expect(await get(url(alice.id, `/${bobsOrder.id}`), alice.headers)).toMatchObject({
+      status: 404,
+      body: { code: 40400, message: 'Order not found' },
+    });
     expect((await get(url(alice.id, '/987654'), admin.headers)).status).toBe(404);
     expect((await get(url(alice.id, `/${orders[2]!.id}`), bob.headers)).status).toBe(403);
     expect((await get(url(alice.id, `/${orders[2]!.id}`))).status).toBe(401);

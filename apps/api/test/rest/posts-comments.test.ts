@@ -72,7 +72,12 @@ describe('GET /api/v1/posts', () => {
   it('answers page 1 of 20 in id order in the exact envelope', async () => {
     const { status, body } = await get('/api/v1/posts');
     expect(status).toBe(200);
-    expect(body).toEqual({ code: 0, message: 'ok', paging: 'page', data: { items: posts.map(postJson), total: 5, page: 1, pageSize: 20, totalPages: 1 } });
+    expect(body).toEqual({
+      code: 0,
+      message: 'ok',
+      paging: 'page',
+      data: { items: posts.map(postJson), total: 5, page: 1, pageSize: 20, totalPages: 1 },
+    });
   });
 
   it('pages by page/pageSize and size, and by offset/limit', async () => {
@@ -161,7 +166,12 @@ describe('GET /api/v1/comments', () => {
   it('lists every comment in the exact envelope', async () => {
     const { status, body } = await get('/api/v1/comments');
     expect(status).toBe(200);
-    expect(body).toEqual({ code: 0, message: 'ok', paging: 'page', data: { items: comments.map(commentJson), total: 5, page: 1, pageSize: 20, totalPages: 1 } });
+    expect(body).toEqual({
+      code: 0,
+      message: 'ok',
+      paging: 'page',
+      data: { items: comments.map(commentJson), total: 5, page: 1, pageSize: 20, totalPages: 1 },
+    });
   });
 
   it('filters by postId and userId (the author), searches the body, reduces fields', async () => {
@@ -205,7 +215,10 @@ describe('GET /api/v1/comments', () => {
   });
 
   it('GET /comments/{id}: 200, 404, 400', async () => {
-    expect(await get(`/api/v1/comments/${comments[3]!.id}`)).toMatchObject({ status: 200, body: { code: 0, message: 'ok', data: commentJson(comments[3]!) } });
+    expect(await get(`/api/v1/comments/${comments[3]!.id}`)).toMatchObject({
+      status: 200,
+      body: { code: 0, message: 'ok', data: commentJson(comments[3]!) },
+    });
     expect(await get('/api/v1/comments/987654')).toMatchObject({ status: 404, body: { code: 40400, message: 'Comment not found' } });
     expect((await get('/api/v1/comments/1.5')).status).toBe(400);
   });
@@ -261,7 +274,12 @@ describe('POST /api/v1/posts/{id}/comments', () => {
       const response = await comment(posts[0]!.id, body, bob.headers);
       expect(response.statusCode).toBe(422);
       expect(response.json().code).toBe(42200);
-      expect(response.json().errors.map((e: { field: string }) => e.field).sort()).toEqual(fields);
+      expect(
+        response
+          .json()
+          .errors.map((e: { field: string }) => e.field)
+          .sort(),
+      ).toEqual(fields);
     }
 
     const badId = await comment(0, { body: 'hi' }, bob.headers);

@@ -122,7 +122,13 @@ describe('the default bucket (RATE_LIMIT_MAX = 3, 10 s window)', () => {
     expectRateLimitHeaders(first, 3, 2, 10);
     const second = await get('/api/v1/users', { headers: ada.headers, remoteAddress: '192.0.2.21' });
     expectRateLimitHeaders(second, 3, 1, 10);
-    const third = await app.inject({ method: 'POST', url: '/graphql', headers: ada.headers, payload: { query: '{ __typename }' }, remoteAddress: '192.0.2.22' });
+    const third = await app.inject({
+      method: 'POST',
+      url: '/graphql',
+      headers: ada.headers,
+      payload: { query: '{ __typename }' },
+      remoteAddress: '192.0.2.22',
+    });
     expect(third.statusCode).toBe(200);
     expectRateLimitHeaders(third, 3, 0, 10);
     expectRateLimited(await get('/api/v1/users', { headers: ada.headers, remoteAddress: '192.0.2.23' }), 3, 10);

@@ -19,7 +19,10 @@ beforeAll(async () => {
   const fixture = await seedUsersWithPosts(app.db.prisma, 4, 3);
   ids = fixture.users.map((user) => user.id);
   // Every column set, including the rarely set ones, and a user without posts.
-  await app.db.prisma.user.update({ where: { id: ids[1]! }, data: { passwordHash: 'not-a-real-hash', emailVerifiedAt: new Date('2026-01-02T03:04:05.678Z'), tokenVersion: 3 } });
+  await app.db.prisma.user.update({
+    where: { id: ids[1]! },
+    data: { passwordHash: 'not-a-real-hash', emailVerifiedAt: new Date('2026-01-02T03:04:05.678Z'), tokenVersion: 3 },
+  });
   ids.push((await app.db.prisma.user.create({ data: { name: 'No Posts', email: 'no-posts@example.com' } })).id);
   // Ties and NULLs for every sort: equal names and ages, NULL ages, equal titles and times, orders in every status.
   const at = new Date('2026-03-04T05:06:07.890Z');
@@ -28,13 +31,25 @@ beforeAll(async () => {
   }
   const posts = await app.db.prisma.post.findMany({ orderBy: { id: 'asc' } });
   for (const [i, post] of posts.entries()) {
-    await app.db.prisma.post.update({ where: { id: post.id }, data: { title: i % 3 ? 'Same title' : `Title 100% ${i}`, createdAt: i % 2 ? at : post.createdAt } });
-    await app.db.prisma.comment.create({ data: { body: i % 2 ? 'Nice_one' : 'nice one', postId: post.id, authorId: ids[i % 3]!, createdAt: i % 4 ? at : undefined } });
+    await app.db.prisma.post.update({
+      where: { id: post.id },
+      data: { title: i % 3 ? 'Same title' : `Title 100% ${i}`, createdAt: i % 2 ? at : post.createdAt },
+    });
+    await app.db.prisma.comment.create({
+      data: { body: i % 2 ? 'Nice_one' : 'nice one', postId: post.id, authorId: ids[i % 3]!, createdAt: i % 4 ? at : undefined },
+    });
   }
   const statuses = ['pending', 'paid', 'shipped', 'cancelled'] as const;
   for (let i = 0; i < 14; i++) {
     await app.db.prisma.order.create({
-      data: { userId: ids[i % 2]!, product: i % 3 ? 'Blue widget' : 'Gadget', quantity: 1, totalCents: (i % 4) * 100, status: statuses[i % 4]!, createdAt: i % 2 ? at : undefined },
+      data: {
+        userId: ids[i % 2]!,
+        product: i % 3 ? 'Blue widget' : 'Gadget',
+        quantity: 1,
+        totalCents: (i % 4) * 100,
+        status: statuses[i % 4]!,
+        createdAt: i % 2 ? at : undefined,
+      },
     });
   }
 });
@@ -57,16 +72,16 @@ describe('hot reads through the SQL reader', () => {
     const expected = await app.db.prisma.post.findMany({ orderBy: { id: 'asc' } });
     for (const post of expected) expect(await app.services.posts.get(post.id)).toStrictEqual(post);
     const byAuthor = await app.services.posts.listByAuthors([ids[1]!, ids.at(-1)!, ids[0]!]);
-    expect(byAuthor).toStrictEqual([
-      expected.filter((post) => post.authorId === ids[1]),
-      [],
-      expected.filter((post) => post.authorId === ids[0]),
-    ]);
+    expect(byAuthor).toStrictEqual([expected.filter((post) => post.authorId === ids[1]), [], expected.filter((post) => post.authorId === ids[0])]);
     // Only the fields asked for (GraphQL's selection), with id and authorId always.
     const titles = await app.services.posts.listByAuthors([ids[0]!, ids[1]!], ['title']);
-    expect(titles).toStrictEqual([ids[0], ids[1]].map((id) => expected.filter((post) => post.authorId === id).map(({ id, authorId, title }) => ({ id, title, authorId }))));
+    expect(titles).toStrictEqual(
+      [ids[0], ids[1]].map((id) => expected.filter((post) => post.authorId === id).map(({ id, authorId, title }) => ({ id, title, authorId }))),
+    );
     const dated = await app.services.posts.listByAuthors([ids[1]!], ['createdAt', 'content']);
-    expect(dated).toStrictEqual([expected.filter((post) => post.authorId === ids[1]).map(({ id, authorId, createdAt, content }) => ({ id, authorId, content, createdAt }))]);
+    expect(dated).toStrictEqual([
+      expected.filter((post) => post.authorId === ids[1]).map(({ id, authorId, createdAt, content }) => ({ id, authorId, content, createdAt })),
+    ]);
     expect(await app.services.posts.list({ limit: 2, offset: 2 })).toStrictEqual(expected.slice(2, 4));
   });
 
@@ -165,13 +180,15 @@ describe('the collection pager against the Prisma client', () => {
       name: 'comments searched for "NICE_" (a literal _, any case)',
       sorts: ['id', 'createdAt'],
       page: (q) => app.services.comments.page({ ...q, search: likeLiteral('NICE_') } as CollectionQuery<never>),
-      expected: (orderBy) => app.db.prisma.comment.findMany({ where: { body: insensitive('NICE_') }, orderBy: orderBy as Prisma.CommentOrderByWithRelationInput[] }),
+      expected: (orderBy) =>
+        app.db.prisma.comment.findMany({ where: { body: insensitive('NICE_') }, orderBy: orderBy as Prisma.CommentOrderByWithRelationInput[] }),
     },
     {
       name: 'comments by one author',
       sorts: ['id', 'createdAt'],
       page: (q) => app.services.comments.page(q as CollectionQuery<never>, { userId: ids[0] }),
-      expected: (orderBy) => app.db.prisma.comment.findMany({ where: { authorId: ids[0] }, orderBy: orderBy as Prisma.CommentOrderByWithRelationInput[] }),
+      expected: (orderBy) =>
+        app.db.prisma.comment.findMany({ where: { authorId: ids[0] }, orderBy: orderBy as Prisma.CommentOrderByWithRelationInput[] }),
     },
     {
       name: "a user's orders (status in enum order)",
@@ -184,11 +201,14 @@ describe('the collection pager against the Prisma client', () => {
       sorts: ['status', 'totalCents'],
       page: (q) => app.services.orders.page(ADMIN, ids[1]!, { ...q, search: likeLiteral('widget') } as CollectionQuery<never>, { status: 'paid' }),
       expected: (orderBy) =>
-        app.db.prisma.order.findMany({ where: { userId: ids[1], status: 'paid', product: insensitive('widget') }, orderBy: orderBy as Prisma.OrderOrderByWithRelationInput[] }),
+        app.db.prisma.order.findMany({
+          where: { userId: ids[1], status: 'paid', product: insensitive('widget') },
+          orderBy: orderBy as Prisma.OrderOrderByWithRelationInput[],
+        }),
     },
   ];
 
-  it('gives every row in the client\'s order through cursors, and the same pages and totals by number', async () => {
+  it("gives every row in the client's order through cursors, and the same pages and totals by number", async () => {
     for (const listing of listings()) {
       for (const sort of listing.sorts) {
         for (const direction of ['asc', 'desc'] as const) {
@@ -199,7 +219,14 @@ describe('the collection pager against the Prisma client', () => {
           const second = await listing.page(query(sort, direction, { mode: 'page', page: 2, pageSize: 3 }));
           expect({ label, second }).toStrictEqual({
             label,
-            second: { mode: 'page', items: expected.slice(3, 6), total: expected.length, page: 2, pageSize: 3, totalPages: Math.ceil(expected.length / 3) },
+            second: {
+              mode: 'page',
+              items: expected.slice(3, 6),
+              total: expected.length,
+              page: 2,
+              pageSize: 3,
+              totalPages: Math.ceil(expected.length / 3),
+            },
           });
         }
       }

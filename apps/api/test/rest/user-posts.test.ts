@@ -2,7 +2,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { useTestApp } from '../support/app.js';
 
-
 const suite = useTestApp();
 
 const create = (userId: number, payload: object, headers: Record<string, string> = {}) =>
@@ -35,8 +34,18 @@ describe('POST /api/v1/users/{id}/posts', () => {
     const response = await create(suite.alice.id, { title: '', content: 42, extra: true }, suite.alice.headers);
     expect(response.statusCode).toBe(422);
     expect(response.json().code).toBe(42200);
-    expect(response.json().errors.map((e: { field: string }) => e.field).sort()).toEqual(['content', 'extra', 'title']);
-    const malformed = await suite.app.inject({ method: 'POST', url: `/api/v1/users/${suite.alice.id}/posts`, headers: { ...suite.alice.headers, 'content-type': 'application/json' }, payload: '{"title":' });
+    expect(
+      response
+        .json()
+        .errors.map((e: { field: string }) => e.field)
+        .sort(),
+    ).toEqual(['content', 'extra', 'title']);
+    const malformed = await suite.app.inject({
+      method: 'POST',
+      url: `/api/v1/users/${suite.alice.id}/posts`,
+      headers: { ...suite.alice.headers, 'content-type': 'application/json' },
+      payload: '{"title":',
+    });
     expect(malformed.statusCode).toBe(400);
     expect(malformed.json().code).toBe(40000);
   });

@@ -28,7 +28,15 @@ describe('GET /api/v1/users/{id}', () => {
     expect(body).toEqual({
       code: 0,
       message: 'ok',
-      data: { id: user.id, name: user.name, email: user.email, age: user.age, role: 'USER', createdAt: expect.any(String), updatedAt: expect.any(String) },
+      data: {
+        id: user.id,
+        name: user.name,
+        email: user.email,
+        age: user.age,
+        role: 'USER',
+        createdAt: expect.any(String),
+        updatedAt: expect.any(String),
+      },
     });
     expect(JSON.stringify(body)).not.toMatch(/passwordHash|tokenVersion/);
   });
@@ -126,7 +134,11 @@ describe('GET /api/v1/users paging', () => {
 
 describe('GET /api/v1/users sorting, filters, fields, search', () => {
   const names = (items: { name: string }[]) => items.map((item) => item.name);
-  const byNameDesc = () => [...fixture.users].sort((a, b) => b.name.localeCompare(a.name)).slice(0, 5).map((u) => u.name);
+  const byNameDesc = () =>
+    [...fixture.users]
+      .sort((a, b) => b.name.localeCompare(a.name))
+      .slice(0, 5)
+      .map((u) => u.name);
 
   it('accepts the three sort syntaxes with the same meaning', async () => {
     for (const query of ['sort=name&order=desc', 'sortBy=-name', 'sort=name,desc']) {

@@ -30,7 +30,12 @@ async function newUser(email: string, extra: Record<string, unknown> = {}): Prom
 
 describe('POST /api/v1/users (sign-up)', () => {
   it('creates a USER: 201, Location, exact envelope, email lower-cased, password usable, no secrets', async () => {
-    const response = await send('POST', '/api/v1/users', { name: 'Ada Lovelace', email: 'Ada@Example.COM', age: 36, password: 'correct-horse-battery' });
+    const response = await send('POST', '/api/v1/users', {
+      name: 'Ada Lovelace',
+      email: 'Ada@Example.COM',
+      age: 36,
+      password: 'correct-horse-battery',
+    });
     expect(response.statusCode).toBe(201);
     const body = response.json();
     expect(body).toEqual({ code: 0, message: 'ok', data: userShape({ name: 'Ada Lovelace', email: 'ada@example.com', age: 36 }) });
@@ -85,7 +90,11 @@ describe('PUT and PATCH /api/v1/users/{id}', () => {
 
     const replaced = await send('PUT', `/api/v1/users/${id}`, { name: 'Carol R', email: 'Carol.R@Example.com' }, carol.headers);
     expect(replaced.statusCode).toBe(200);
-    expect(replaced.json()).toEqual({ code: 0, message: 'ok', data: userShape({ id, name: 'Carol R', email: 'carol.r@example.com', age: null, role: 'USER' }) });
+    expect(replaced.json()).toEqual({
+      code: 0,
+      message: 'ok',
+      data: userShape({ id, name: 'Carol R', email: 'carol.r@example.com', age: null, role: 'USER' }),
+    });
     const row = await suite.app.db.prisma.user.findUniqueOrThrow({ where: { id } });
     expect(row).toMatchObject({ name: 'Carol R', email: 'carol.r@example.com', age: null, role: 'USER' });
     expect(row.passwordHash).not.toBeNull(); // the password is not part of the representation and is kept
@@ -102,7 +111,10 @@ describe('PUT and PATCH /api/v1/users/{id}', () => {
     const patch = await send('PATCH', `/api/v1/users/${id}`, { role: 'USER' }, suite.admin.headers);
     expect(patch.json().data).toMatchObject({ id, role: 'USER', name: 'Dave' });
 
-    for (const [method, payload] of [['PUT', { name: 'X', email: 'x@example.com' }], ['PATCH', { name: 'X' }]] as const) {
+    for (const [method, payload] of [
+      ['PUT', { name: 'X', email: 'x@example.com' }],
+      ['PATCH', { name: 'X' }],
+    ] as const) {
       const missing = await send(method, '/api/v1/users/987654', payload, suite.admin.headers);
       expect(missing.statusCode).toBe(404);
       expect(missing.json()).toEqual({ code: 40400, message: 'User not found' });
@@ -196,7 +208,10 @@ describe('POST /api/v1/users/batch', () => {
       code: 0,
       message: 'ok',
       data: {
-        items: [userShape({ name: 'Grace Hopper', email: 'grace@example.com', age: 85 }), userShape({ name: 'Alan Turing', email: 'alan@example.com' })],
+        items: [
+          userShape({ name: 'Grace Hopper', email: 'grace@example.com', age: 85 }),
+          userShape({ name: 'Alan Turing', email: 'alan@example.com' }),
+        ],
         count: 2,
       },
     });
@@ -207,10 +222,17 @@ describe('POST /api/v1/users/batch', () => {
 
   it('all or nothing: one invalid user → 422 naming users[i].field, nothing created', async () => {
     const before = await snapshot();
-    const contract = await batch([{ name: 'ok1', email: 'ok1@example.com' }, { name: 'ok2', email: 'ok2@example.com' }, { name: 'bad', email: 'not-an-email' }]);
+    const contract = await batch([
+      { name: 'ok1', email: 'ok1@example.com' },
+      { name: 'ok2', email: 'ok2@example.com' },
+      { name: 'bad', email: 'not-an-email' },
+    ]);
     expect(contract.statusCode).toBe(422);
     expect(contract.json()).toMatchObject({ code: 42200, errors: [{ field: 'users[2].email' }] });
-    const domain = await batch([{ name: 'ok1', email: 'ok1@example.com' }, { name: '  ', email: 'ok2@example.com' }]);
+    const domain = await batch([
+      { name: 'ok1', email: 'ok1@example.com' },
+      { name: '  ', email: 'ok2@example.com' },
+    ]);
     expect(domain.statusCode).toBe(422);
     expect(fieldsOf(domain.json())).toEqual(['users[1].name']);
     const several = await batch([{ email: 'x@example.com' }, { name: 'y', email: 'y@example.com', age: 200, role: 'ADMIN' }]);
@@ -224,11 +246,19 @@ describe('POST /api/v1/users/batch', () => {
 
   it('duplicate emails inside the batch or with existing users → 409 naming users[i].email, nothing created', async () => {
     const before = await snapshot();
-    const inside = await batch([{ name: 'a', email: 'dup1@example.com' }, { name: 'b', email: 'new2@example.com' }, { name: 'c', email: 'DUP1@example.com' }]);
+    const inside = await batch([
+      { name: 'a', email: 'dup1@example.com' },
+      { name: 'b', email: 'new2@example.com' },
+      { name: 'c', email: 'DUP1@example.com' },
+    ]);
     expect(inside.statusCode).toBe(409);
     expect(inside.json()).toMatchObject({ code: 40900, errors: [{ field: 'users[2].email', message: expect.any(String) }] });
     expect(inside.json().errors).toHaveLength(1);
-    const existing = await batch([{ name: 'a', email: 'fresh1@example.com' }, { name: 'b', email: 'fresh2@example.com' }, { name: 'c', email: 'Alice@Example.com' }]);
+    const existing = await batch([
+      { name: 'a', email: 'fresh1@example.com' },
+      { name: 'b', email: 'fresh2@example.com' },
+      { name: 'c', email: 'Alice@Example.com' },
+    ]);
     expect(existing.statusCode).toBe(409);
     expect(existing.json()).toMatchObject({ code: 40900, errors: [{ field: 'users[2].email' }] });
     expect(await snapshot()).toEqual(before);
@@ -262,7 +292,15 @@ describe('DELETE /api/v1/users?ids=…', () => {
   it('refuses: 400 naming ids (missing, malformed, zero, more than 100), 401, 403; nothing deleted', async () => {
     const before = await snapshot();
     const many = Array.from({ length: 101 }, (_, i) => i + 1).join(',');
-    for (const url of ['/api/v1/users', '/api/v1/users?ids=', '/api/v1/users?ids=1,x', '/api/v1/users?ids=1,,2', '/api/v1/users?ids=0', '/api/v1/users?ids=99999999999', `/api/v1/users?ids=${many}`]) {
+    for (const url of [
+      '/api/v1/users',
+      '/api/v1/users?ids=',
+      '/api/v1/users?ids=1,x',
+      '/api/v1/users?ids=1,,2',
+      '/api/v1/users?ids=0',
+      '/api/v1/users?ids=99999999999',
+      `/api/v1/users?ids=${many}`,
+    ]) {
       const response = await send('DELETE', url, undefined, suite.admin.headers);
       expect({ url, status: response.statusCode }).toEqual({ url, status: 400 });
       expect(response.json().code).toBe(40001);
@@ -327,4 +365,3 @@ describe('PATCH /api/v1/users (bulk update)', () => {
     expect(await snapshot()).toEqual(before);
   });
 });
-

@@ -41,7 +41,11 @@ describe('the same handlers answer', () => {
 
   it('with the other query parameters intact, `version` not passed on to the operation', async () => {
     const canonical = await get('/api/v1/users?sort=name&order=desc&fields=id,name&pageSize=2');
-    for (const url of ['/api/users?sort=name&order=desc&fields=id,name&pageSize=2', '/api/users?version=1&sort=name&order=desc&fields=id,name&pageSize=2', '/api/users?sort=name&version=1&order=desc&fields=id,name&pageSize=2']) {
+    for (const url of [
+      '/api/users?sort=name&order=desc&fields=id,name&pageSize=2',
+      '/api/users?version=1&sort=name&order=desc&fields=id,name&pageSize=2',
+      '/api/users?sort=name&version=1&order=desc&fields=id,name&pageSize=2',
+    ]) {
       const response = await get(url);
       expect(response.status).toBe(200);
       expect(response.body).toEqual(canonical.body);
@@ -81,7 +85,11 @@ describe('the same handlers answer', () => {
   });
 
   it('labelling errors the same way (404, 400 naming a parameter, 401)', async () => {
-    for (const [url, status] of [['/api/users/987654', 404], ['/api/users?pageSize=0', 400], ['/api/v1/api-keys', 401]] as const) {
+    for (const [url, status] of [
+      ['/api/users/987654', 404],
+      ['/api/users?pageSize=0', 400],
+      ['/api/v1/api-keys', 401],
+    ] as const) {
       const answer = await get(url, { accept: V1 });
       expect(answer.status).toBe(status);
       expect(answer.headers['content-type']).toBe(`${V1}; charset=utf-8`);
@@ -108,11 +116,14 @@ describe('an unknown version', () => {
     expect(body.code).toBe(40001);
   });
 
-  it.each(['application/vnd.api.v9+json', 'application/vnd.api.v2+json;q=1, application/json;q=0.1'])('in the media type → 406 code 40600 (%s)', async (accept) => {
-    const { status, body } = await get('/api/users', { accept });
-    expect(status).toBe(406);
-    expect(body).toEqual({ code: 40600, message: expect.any(String) });
-  });
+  it.each(['application/vnd.api.v9+json', 'application/vnd.api.v2+json;q=1, application/json;q=0.1'])(
+    'in the media type → 406 code 40600 (%s)',
+    async (accept) => {
+      const { status, body } = await get('/api/users', { accept });
+      expect(status).toBe(406);
+      expect(body).toEqual({ code: 40600, message: expect.any(String) });
+    },
+  );
 });
 
 describe('a version that conflicts with the path is refused, not ignored', () => {

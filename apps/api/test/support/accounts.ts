@@ -13,7 +13,9 @@ export interface Account {
 
 /** `id` pins the user's id (default: the next of the sequence). */
 export async function createAccount(app: FastifyInstance, email: string, role: 'ADMIN' | 'USER' = 'USER', id?: number): Promise<Account> {
-  const user = await app.db.prisma.user.create({ data: { ...(id ? { id } : {}), name: email.split('@')[0]!, email, role, passwordHash: await hashPassword(TEST_PASSWORD) } });
+  const user = await app.db.prisma.user.create({
+    data: { ...(id ? { id } : {}), name: email.split('@')[0]!, email, role, passwordHash: await hashPassword(TEST_PASSWORD) },
+  });
   const login = await app.inject({ method: 'POST', url: '/login', payload: { email, password: TEST_PASSWORD } });
   const token = login.json().accessToken as string;
   return { id: user.id, email, token, headers: { authorization: `Bearer ${token}` } };

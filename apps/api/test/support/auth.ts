@@ -24,13 +24,15 @@ export interface TestUser {
 }
 
 /** A user with a password (argon2id, as the server stores it), written straight through Prisma. */
-export async function createUser(
-  app: FastifyInstance,
-  fields: { email: string; name?: string; role?: Role; password?: string },
-): Promise<TestUser> {
+export async function createUser(app: FastifyInstance, fields: { email: string; name?: string; role?: Role; password?: string }): Promise<TestUser> {
   const password = fields.password ?? PASSWORD;
   const user = await app.db.prisma.user.create({
-    data: { name: fields.name ?? fields.email.split('@')[0]!, email: fields.email.toLowerCase(), role: fields.role ?? 'USER', passwordHash: await hashPassword(password) },
+    data: {
+      name: fields.name ?? fields.email.split('@')[0]!,
+      email: fields.email.toLowerCase(),
+      role: fields.role ?? 'USER',
+      passwordHash: await hashPassword(password),
+    },
   });
   return { id: user.id, email: user.email, password };
 }

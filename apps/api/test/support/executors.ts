@@ -22,7 +22,10 @@ export interface ExecutorPair {
 }
 
 /** Both apps with `maxNodes` as their node budget, 6 users × 3 posts each, every timestamp the same (answers compare). */
-export async function executorPair(maxNodes: number, compiledExecution: Config['graphqlCompiledExecution'] = { afterExecutions: 1 }): Promise<ExecutorPair> {
+export async function executorPair(
+  maxNodes: number,
+  compiledExecution: Config['graphqlCompiledExecution'] = { afterExecutions: 1 },
+): Promise<ExecutorPair> {
   const graphqlLimits = { ...DEFAULT_GRAPHQL_LIMITS, maxNodes };
   const compiled = await createTestApp({ graphqlCompiledExecution: compiledExecution, graphqlLimits });
   const reference = await createTestApp({ graphqlCompiledExecution: false, graphqlLimits });
@@ -38,14 +41,20 @@ export async function executorPair(maxNodes: number, compiledExecution: Config['
 /** POST /graphql with one operation: status and body. */
 export async function answer(app: FastifyInstance, testCase: GraphQLCase) {
   const { query, variables, operationName } = testCase;
-  const response = await app.inject({ method: 'POST', url: '/graphql', headers: { 'content-type': 'application/json' }, payload: { query, variables, operationName } });
+  const response = await app.inject({
+    method: 'POST',
+    url: '/graphql',
+    headers: { 'content-type': 'application/json' },
+    payload: { query, variables, operationName },
+  });
   return { status: response.statusCode, body: response.body };
 }
 
 /** `graphql_compiled_executions_total` from /metrics: runs answered by the compiled function, and by graphql-js after one. */
 export async function answeredBy(app: FastifyInstance): Promise<{ compiled: number; graphqlJs: number }> {
   const response = await app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
-  const count = (executor: string) => Number(new RegExp(`^graphql_compiled_executions_total\\{answered_by="${executor}"\\} (\\d+)$`, 'm').exec(response.body)?.[1] ?? 0);
+  const count = (executor: string) =>
+    Number(new RegExp(`^graphql_compiled_executions_total\\{answered_by="${executor}"\\} (\\d+)$`, 'm').exec(response.body)?.[1] ?? 0);
   return { compiled: count('compiled'), graphqlJs: count('graphql-js') };
 }
 

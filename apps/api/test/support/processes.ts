@@ -92,7 +92,13 @@ export interface PostgresServer {
 function serverPids(data: string): number[] {
   const postmaster = Number(readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
   const { stdout } = spawnSync('ps', ['-o', 'pid=', '--ppid', String(postmaster)], { encoding: 'utf8' });
-  return [postmaster, ...stdout.split('\n').map((line) => Number(line.trim())).filter((pid) => pid > 0)];
+  return [
+    postmaster,
+    ...stdout
+      .split('\n')
+      .map((line) => Number(line.trim()))
+      .filter((pid) => pid > 0),
+  ];
 }
 
 /** Sends `signal` to every process of the server at `data` (nothing when it is not running). */
@@ -296,9 +302,18 @@ export async function startApi(env: Record<string, string>, readyWithinMs = 90_0
   const childEnv: NodeJS.ProcessEnv = { ...process.env };
   delete childEnv.DATABASE_URL;
   delete childEnv.REDIS_URL;
-  Object.assign(childEnv, { HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', METRICS_TOKEN: TEST_METRICS_TOKEN }, ownDataDir ? { DATA_DIR: ownDataDir } : {}, env);
+  Object.assign(
+    childEnv,
+    { HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn', METRICS_TOKEN: TEST_METRICS_TOKEN },
+    ownDataDir ? { DATA_DIR: ownDataDir } : {},
+    env,
+  );
 
-  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/api/src/main.ts'], { cwd: repoRoot, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/api/src/main.ts'], {
+    cwd: repoRoot,
+    env: childEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout?.on('data', (chunk) => (output += chunk));
   child.stderr?.on('data', (chunk) => (output += chunk));
@@ -326,8 +341,13 @@ export async function startApi(env: Record<string, string>, readyWithinMs = 90_0
     },
   };
   try {
-    const ready = () => fetch(`${base}/readyz`, { signal: AbortSignal.timeout(5_000) }).then((r) => r.ok, () => false);
-    const failed = () => (child.exitCode !== null || child.signalCode !== null ? `exited early (${child.exitCode ?? child.signalCode}):\n${output}` : undefined);
+    const ready = () =>
+      fetch(`${base}/readyz`, { signal: AbortSignal.timeout(5_000) }).then(
+        (r) => r.ok,
+        () => false,
+      );
+    const failed = () =>
+      child.exitCode !== null || child.signalCode !== null ? `exited early (${child.exitCode ?? child.signalCode}):\n${output}` : undefined;
     await waitFor(`the API on port ${port}`, readyWithinMs, ready, failed);
   } catch (error) {
     await api.stop(5_000);

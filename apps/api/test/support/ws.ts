@@ -28,7 +28,11 @@ function webSocketWith(headers: Record<string, string>): typeof WebSocket {
 }
 
 /** A graphql-ws client on the real `ws` implementation, without retries; `closes` records each close event. */
-export function wsClient(url: string, connectionParams?: Record<string, unknown>, headers?: Record<string, string>): Client & { closes: ClosedEvent[] } {
+export function wsClient(
+  url: string,
+  connectionParams?: Record<string, unknown>,
+  headers?: Record<string, string>,
+): Client & { closes: ClosedEvent[] } {
   const closes: ClosedEvent[] = [];
   const client = createClient({
     url,
@@ -224,7 +228,11 @@ export interface RefusedUpgrade {
  * A raw graphql-transport-ws socket, initialised (`connection_init` → `connection_ack`) so the server keeps it open
  * without any subscription; or, when the upgrade is refused, the HTTP answer.
  */
-export function openSocket(url: string, headers: Record<string, string> = {}, payload?: Record<string, unknown>): Promise<WebSocket | RefusedUpgrade> {
+export function openSocket(
+  url: string,
+  headers: Record<string, string> = {},
+  payload?: Record<string, unknown>,
+): Promise<WebSocket | RefusedUpgrade> {
   return within(
     new Promise((resolve, reject) => {
       const socket = new WebSocket(url, 'graphql-transport-ws', { headers });
@@ -248,10 +256,12 @@ export function openSocket(url: string, headers: Record<string, string> = {}, pa
 export async function closeSockets(sockets: WebSocket[]): Promise<void> {
   await Promise.all(
     sockets.map((socket) =>
-      socket.readyState === WebSocket.CLOSED ? undefined : new Promise<void>((resolve) => {
-        socket.once('close', () => resolve());
-        socket.close();
-      }),
+      socket.readyState === WebSocket.CLOSED
+        ? undefined
+        : new Promise<void>((resolve) => {
+            socket.once('close', () => resolve());
+            socket.close();
+          }),
     ),
   );
 }

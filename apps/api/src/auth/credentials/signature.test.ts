@@ -18,7 +18,17 @@ const hmac = (canonical: string, secret = SECRET): string => createHmac('sha256'
  * A request signed the way SPEC §3 tells a client to, without this module: the query (plain ASCII tokens, which
  * encodeURIComponent leaves as they are) sorted by key, `signature` appended last.
  */
-function signedRequest(options: { method?: string; path?: string; params?: Record<string, string>; body?: string; timestamp?: number; nonce?: string; secret?: string } = {}): SignableRequest {
+function signedRequest(
+  options: {
+    method?: string;
+    path?: string;
+    params?: Record<string, string>;
+    body?: string;
+    timestamp?: number;
+    nonce?: string;
+    secret?: string;
+  } = {},
+): SignableRequest {
   const { method = 'GET', path = '/api/v1/users', params = {}, body, timestamp = NOW, nonce = 'nonce-1', secret = SECRET } = options;
   const query = Object.entries({ ...params, nonce, timestamp: String(timestamp) })
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
@@ -50,7 +60,9 @@ describe('canonicalString', () => {
 
   it('re-encodes each decoded key and value with encodeURIComponent, sorting by key then value', () => {
     const url = '/api/v1/posts?q=caf%C3%A9+au+lait&tag=a&tag=%2B&~x=(ok)!*&%C3%A9=1';
-    expect(canonicalString('GET', url, undefined)).toBe(`GET\n/api/v1/posts\n%C3%A9=1&q=caf%C3%A9%20au%20lait&tag=%2B&tag=a&~x=(ok)!*\n${EMPTY_BODY}`);
+    expect(canonicalString('GET', url, undefined)).toBe(
+      `GET\n/api/v1/posts\n%C3%A9=1&q=caf%C3%A9%20au%20lait&tag=%2B&tag=a&~x=(ok)!*\n${EMPTY_BODY}`,
+    );
   });
 
   it('gives one string for the spellings of one query: order, `+` or `%20`, escape case', () => {
@@ -154,7 +166,10 @@ describe('verifySignedRequest', () => {
     ['a parameter changed', (request) => ({ ...request, url: request.url.replace('dryRun=true', 'dryRun=false') })],
     ['a parameter removed', (request) => ({ ...request, url: request.url.replace('dryRun=true&', '') })],
     ['a truncated signature', (request) => ({ ...request, url: request.url.slice(0, -1) })],
-    ['a signature of another request', (request) => ({ ...request, url: request.url.replace(/signature=\w+/, `signature=${sign(SECRET, 'GET', '/')}`) })],
+    [
+      'a signature of another request',
+      (request) => ({ ...request, url: request.url.replace(/signature=\w+/, `signature=${sign(SECRET, 'GET', '/')}`) }),
+    ],
   ])('attack: a signed request with %s is refused', async (_what, change) => {
     const original = signedRequest({ method: 'POST', params: { dryRun: 'true' }, body: '{"name":"Ada"}' });
     expect(await outcome(original)).toBeUndefined();

@@ -27,7 +27,9 @@ export function canonicalString(method: string, url: string, rawBody: Buffer | s
 }
 
 export function sign(secret: string, method: string, url: string, rawBody?: Buffer | string): string {
-  return createHmac('sha256', secret).update(canonicalString(method, url, rawBody)).digest('hex');
+  return createHmac('sha256', secret)
+    .update(canonicalString(method, url, rawBody))
+    .digest('hex');
 }
 
 /** Whether the request carries any of the signature parameters (then it must be a valid signed request). */
@@ -39,10 +41,7 @@ export function isSignedRequest(url: string): boolean {
 const rejected = (message: string) => new AppError('UNAUTHENTICATED', `Invalid signed request: ${message}`);
 
 /** Verifies a signed request, or throws 401 saying why. The nonce is spent only when everything else holds. */
-export async function verifySignedRequest(
-  request: SignableRequest,
-  options: { secret: string; nowMs: number; nonces: NonceStore },
-): Promise<void> {
+export async function verifySignedRequest(request: SignableRequest, options: { secret: string; nowMs: number; nonces: NonceStore }): Promise<void> {
   const query = new URLSearchParams(request.url.split(/\?(.*)/s, 2)[1] ?? '');
   const [timestamp, nonce, signature] = SIGNATURE_PARAMS.map((name) => query.get(name));
   if (!timestamp || !nonce || !signature) throw rejected('timestamp, nonce and signature are all required');

@@ -57,7 +57,8 @@ async function resolve(prisma: PrismaClient, provider: string, profile: OidcProf
     const existing = await tx.user.findUnique({ where: { email } });
     if (existing && !autoLinkable(existing)) throw linkRefused(provider);
     // A new account's address is verified by the very login that creates it.
-    const user = existing ?? (await tx.user.create({ data: { name: displayName(profile, email), email, role: 'USER', emailVerifiedAt: new Date() } }));
+    const user =
+      existing ?? (await tx.user.create({ data: { name: displayName(profile, email), email, role: 'USER', emailVerifiedAt: new Date() } }));
     await tx.oAuthAccount.create({ data: { provider, subject: profile.subject, userId: user.id, email } });
     return user;
   });

@@ -27,8 +27,7 @@ export interface OAuthTransaction {
 }
 
 /** Only the path of the redirect URI receives the cookie (the browser sees that path, even behind a proxy prefix). */
-const cookieOptions = (redirectUri: string) =>
-  ({ httpOnly: true, secure: true, sameSite: 'lax', path: new URL(redirectUri).pathname }) as const;
+const cookieOptions = (redirectUri: string) => ({ httpOnly: true, secure: true, sameSite: 'lax', path: new URL(redirectUri).pathname }) as const;
 
 export function saveTransaction(reply: FastifyReply, redirectUri: string, transaction: OAuthTransaction): void {
   const value = Buffer.from(JSON.stringify(transaction)).toString('base64url');
@@ -42,9 +41,14 @@ export function clearTransaction(reply: FastifyReply, redirectUri: string): void
 function isTransaction(value: unknown): value is OAuthTransaction {
   const t = value as Partial<OAuthTransaction> | null;
   return (
-    typeof t === 'object' && t !== null &&
-    typeof t.provider === 'string' && typeof t.state === 'string' && typeof t.nonce === 'string' &&
-    typeof t.codeVerifier === 'string' && typeof t.session === 'boolean' && typeof t.expiresAt === 'number' &&
+    typeof t === 'object' &&
+    t !== null &&
+    typeof t.provider === 'string' &&
+    typeof t.state === 'string' &&
+    typeof t.nonce === 'string' &&
+    typeof t.codeVerifier === 'string' &&
+    typeof t.session === 'boolean' &&
+    typeof t.expiresAt === 'number' &&
     (t.linkUserId === undefined || Number.isSafeInteger(t.linkUserId))
   );
 }

@@ -3,7 +3,20 @@ import type { HttpResult } from './http.js';
 
 /** SPEC §2. INTERNAL_SERVER_ERROR is documented, but for bad input it is a 500 in disguise, so the fuzz reports it. */
 // SPEC §2's codes, and the persisted documents' refusals (graphql/persisted-documents.ts), which a drawn APQ extension meets.
-export const GRAPHQL_CODES = new Set(['UNAUTHENTICATED', 'FORBIDDEN', 'BAD_USER_INPUT', 'NOT_FOUND', 'CONFLICT', 'RATE_LIMITED', 'QUERY_TOO_COMPLEX', 'GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED', 'PERSISTED_QUERY_NOT_FOUND', 'PERSISTED_QUERY_NOT_IN_LIST', 'PERSISTED_QUERY_ID_REQUIRED']);
+export const GRAPHQL_CODES = new Set([
+  'UNAUTHENTICATED',
+  'FORBIDDEN',
+  'BAD_USER_INPUT',
+  'NOT_FOUND',
+  'CONFLICT',
+  'RATE_LIMITED',
+  'QUERY_TOO_COMPLEX',
+  'GRAPHQL_PARSE_FAILED',
+  'GRAPHQL_VALIDATION_FAILED',
+  'PERSISTED_QUERY_NOT_FOUND',
+  'PERSISTED_QUERY_NOT_IN_LIST',
+  'PERSISTED_QUERY_ID_REQUIRED',
+]);
 
 type Json = Record<string, unknown>;
 
@@ -11,7 +24,8 @@ const isObject = (value: unknown): value is Json => value !== null && typeof val
 
 function parseJson(response: HttpResult): { body?: unknown; problems: string[] } {
   const contentType = response.headers['content-type'] ?? '';
-  if (!/^application\/((graphql-response|vnd\.api\.v1)\+)?json/.test(contentType)) return { problems: [`content-type is "${contentType}", not JSON`] };
+  if (!/^application\/((graphql-response|vnd\.api\.v1)\+)?json/.test(contentType))
+    return { problems: [`content-type is "${contentType}", not JSON`] };
   try {
     return { body: JSON.parse(response.text), problems: [] };
   } catch {
@@ -30,7 +44,9 @@ export function errorEnvelopeProblems(status: number, body: unknown, extraKeys: 
   }
   if (typeof body.message !== 'string') problems.push('message is not a string');
   if (body.errors !== undefined) {
-    const ok = Array.isArray(body.errors) && body.errors.every((error) => isObject(error) && typeof error.field === 'string' && typeof error.message === 'string');
+    const ok =
+      Array.isArray(body.errors) &&
+      body.errors.every((error) => isObject(error) && typeof error.field === 'string' && typeof error.message === 'string');
     if (!ok) problems.push(`errors is not [{field, message}]: ${JSON.stringify(body.errors).slice(0, 200)}`);
   }
   if (status === 401 && typeof body.error !== 'string') problems.push('a 401 without `error`');
@@ -41,7 +57,8 @@ export function errorEnvelopeProblems(status: number, body: unknown, extraKeys: 
 
 /** SPEC §3: a failed login is `{success: false, error}`; when it comes from the error handler it also has code and message. */
 function loginFailureProblems(body: unknown): string[] {
-  if (!isObject(body) || body.success !== false || typeof body.error !== 'string') return [`not a login failure: ${JSON.stringify(body)?.slice(0, 200)}`];
+  if (!isObject(body) || body.success !== false || typeof body.error !== 'string')
+    return [`not a login failure: ${JSON.stringify(body)?.slice(0, 200)}`];
   return 'code' in body ? errorEnvelopeProblems(401, body, ['success']) : [];
 }
 

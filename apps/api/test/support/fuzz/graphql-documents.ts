@@ -33,7 +33,22 @@ const stringLiteral = nastyString().map((text) => JSON.stringify(wellFormed(text
 /** A literal of any kind, for arguments given the wrong type. */
 const anyLiteral: fc.Arbitrary<string> = fc.oneof(
   fc.integer().map(String),
-  fc.constantFrom('2147483648', '-2147483649', '1.5', '1e400', 'true', 'null', 'ADMIN', 'KING', '[]', '{}', '[1, "a", null]', '{a: 1}', '$undefinedVariable', '""""""'),
+  fc.constantFrom(
+    '2147483648',
+    '-2147483649',
+    '1.5',
+    '1e400',
+    'true',
+    'null',
+    'ADMIN',
+    'KING',
+    '[]',
+    '{}',
+    '[1, "a", null]',
+    '{a: 1}',
+    '$undefinedVariable',
+    '""""""',
+  ),
   stringLiteral,
 );
 
@@ -42,7 +57,10 @@ function idLiteral(pool: number[]): fc.Arbitrary<string> {
   return fc.oneof(
     { weight: 5, arbitrary: known.map((id) => JSON.stringify(String(id))) },
     { weight: 2, arbitrary: known.map(String) },
-    { weight: 2, arbitrary: fc.constantFrom('"abc"', '"-1"', '"0"', '"1.5"', '"99999999999999999999"', '"2147483648"', '""', '" 1"', '"0x10"', '"1e3"') },
+    {
+      weight: 2,
+      arbitrary: fc.constantFrom('"abc"', '"-1"', '"0"', '"1.5"', '"99999999999999999999"', '"2147483648"', '""', '" 1"', '"0x10"', '"1e3"'),
+    },
     { weight: 1, arbitrary: stringLiteral },
   );
 }
@@ -56,10 +74,19 @@ function inputLiteral(type: GraphQLInputType, ids: number[]): fc.Arbitrary<strin
   if (isInputObjectType(type)) {
     const fields = Object.values(type.getFields());
     const entries = fields.map((field) =>
-      fc.option(inputLiteral(field.type, ids).map((value) => `${field.name}: ${value}`), { freq: isNonNullType(field.type) ? 10 : 2, nil: undefined }),
+      fc.option(
+        inputLiteral(field.type, ids).map((value) => `${field.name}: ${value}`),
+        { freq: isNonNullType(field.type) ? 10 : 2, nil: undefined },
+      ),
     );
-    const extra = fc.option(anyLiteral.map((value) => `unknownField: ${value}`), { freq: 6, nil: undefined });
-    return fc.oneof({ weight: 4, arbitrary: fc.tuple(fc.tuple(...entries), extra).map(([chosen, more]) => `{${[...chosen, more].filter(Boolean).join(', ')}}`) }, wrong);
+    const extra = fc.option(
+      anyLiteral.map((value) => `unknownField: ${value}`),
+      { freq: 6, nil: undefined },
+    );
+    return fc.oneof(
+      { weight: 4, arbitrary: fc.tuple(fc.tuple(...entries), extra).map(([chosen, more]) => `{${[...chosen, more].filter(Boolean).join(', ')}}`) },
+      wrong,
+    );
   }
   switch (type.name) {
     case 'Int':
@@ -69,7 +96,11 @@ function inputLiteral(type: GraphQLInputType, ids: number[]): fc.Arbitrary<strin
     case 'Boolean':
       return fc.oneof({ weight: 4, arbitrary: fc.boolean().map(String) }, wrong);
     default:
-      return fc.oneof({ weight: 4, arbitrary: stringLiteral }, { weight: 1, arbitrary: fc.string({ maxLength: 3000 }).map((text) => `"""${wellFormed(text).replace(/"""/g, '')}"""`) }, wrong);
+      return fc.oneof(
+        { weight: 4, arbitrary: stringLiteral },
+        { weight: 1, arbitrary: fc.string({ maxLength: 3000 }).map((text) => `"""${wellFormed(text).replace(/"""/g, '')}"""`) },
+        wrong,
+      );
   }
 }
 
@@ -120,21 +151,33 @@ function argumentsOf(field: GraphQLField<unknown, unknown>, pools: GraphQLIdPool
         { weight: 3, arbitrary: inputLiteral(arg.type, ids).map((value): Piece => ({ text: `${arg.name}: ${value}`, variables: [] })) },
         {
           weight: 1,
-          arbitrary: fc.tuple(variableValue(arg.type, ids), fc.oneof({ weight: 4, arbitrary: fc.constant(String(arg.type)) }, { weight: 1, arbitrary: fc.constantFrom('String', 'Int!', '[ID]', 'Boolean', 'Role') })).map(
-            ([value, type]): Piece => {
+          arbitrary: fc
+            .tuple(
+              variableValue(arg.type, ids),
+              fc.oneof(
+                { weight: 4, arbitrary: fc.constant(String(arg.type)) },
+                { weight: 1, arbitrary: fc.constantFrom('String', 'Int!', '[ID]', 'Boolean', 'Role') },
+              ),
+            )
+            .map(([value, type]): Piece => {
               const name = `v${variableCounter++}`;
               return { text: `${arg.name}: $${name}`, variables: [{ name, type, value }] };
-            },
-          ),
+            }),
         },
       ),
       { freq: isNonNullType(arg.type) ? 12 : 2, nil: undefined },
     ),
   );
-  const unknown = fc.option(anyLiteral.map((value): Piece => ({ text: `bogus: ${value}`, variables: [] })), { freq: 12, nil: undefined });
+  const unknown = fc.option(
+    anyLiteral.map((value): Piece => ({ text: `bogus: ${value}`, variables: [] })),
+    { freq: 12, nil: undefined },
+  );
   return fc.tuple(fc.tuple(...each), unknown).map(([chosen, extra]) => {
     const pieces = [...chosen, extra].filter((piece): piece is Piece => piece !== undefined);
-    return { text: pieces.length === 0 ? '' : `(${pieces.map((piece) => piece.text).join(', ')})`, variables: pieces.flatMap((piece) => piece.variables) };
+    return {
+      text: pieces.length === 0 ? '' : `(${pieces.map((piece) => piece.text).join(', ')})`,
+      variables: pieces.flatMap((piece) => piece.variables),
+    };
   });
 }
 
@@ -152,7 +195,13 @@ function selectionSet(type: GraphQLObjectType, depth: number, pools: GraphQLIdPo
     }));
   });
   return fc
-    .tuple(fc.subarray(selections.map((_, index) => index), { minLength: 1, maxLength: Math.min(4, selections.length) }), fc.boolean())
+    .tuple(
+      fc.subarray(
+        selections.map((_, index) => index),
+        { minLength: 1, maxLength: Math.min(4, selections.length) },
+      ),
+      fc.boolean(),
+    )
     .chain(([indexes, typename]) => fc.tuple(...indexes.map((index) => selections[index]!)).map((chosen) => ({ chosen, typename })))
     .map(({ chosen, typename }) => ({
       text: `{ ${[...chosen.map((piece) => piece.text), ...(typename ? ['__typename'] : [])].join(' ')} }`,
@@ -170,7 +219,10 @@ export function schemaDocument(pools: GraphQLIdPools): fc.Arbitrary<Document> {
         variables: Object.fromEntries(piece.variables.map((variable) => [variable.name, variable.value])),
       };
     });
-  return fc.oneof({ weight: 3, arbitrary: operation('query', schema.getQueryType()!) }, { weight: 2, arbitrary: operation('mutation', schema.getMutationType()!) });
+  return fc.oneof(
+    { weight: 3, arbitrary: operation('query', schema.getQueryType()!) },
+    { weight: 2, arbitrary: operation('mutation', schema.getMutationType()!) },
+  );
 }
 
 const repeat = (count: number, make: (index: number) => string) => Array.from({ length: count }, (_, index) => make(index)).join(' ');
@@ -185,12 +237,40 @@ function nested(depth: number): string {
 export function garbageDocument(pools: GraphQLIdPools): fc.Arbitrary<Document> {
   const plain = (text: fc.Arbitrary<string>) => text.map((value) => ({ text: value, variables: {} }));
   return fc.oneof(
-    plain(fc.oneof(fc.string(), fc.string({ unit: 'binary', maxLength: 200 }), fc.constantFrom('', '{', '}', '{ }', 'query', 'mutation {', '{ __typename', 'subscription { postCreated { id } }', '{ __schema { types { name fields { name type { name ofType { name ofType { name ofType { name } } } } } } } }'))),
-    schemaDocument(pools).chain((document) => fc.nat({ max: Math.max(0, document.text.length - 1) }).map((cut) => ({ ...document, text: document.text.slice(0, cut) }))),
+    plain(
+      fc.oneof(
+        fc.string(),
+        fc.string({ unit: 'binary', maxLength: 200 }),
+        fc.constantFrom(
+          '',
+          '{',
+          '}',
+          '{ }',
+          'query',
+          'mutation {',
+          '{ __typename',
+          'subscription { postCreated { id } }',
+          '{ __schema { types { name fields { name type { name ofType { name ofType { name ofType { name } } } } } } } }',
+        ),
+      ),
+    ),
+    schemaDocument(pools).chain((document) =>
+      fc.nat({ max: Math.max(0, document.text.length - 1) }).map((cut) => ({ ...document, text: document.text.slice(0, cut) })),
+    ),
     plain(fc.integer({ min: 10, max: 300 }).map((count) => `{ ${repeat(count, (index) => `a${index}: statistics { totalUsers }`)} }`)),
     plain(fc.integer({ min: 5, max: 80 }).map(nested)),
     plain(fc.integer({ min: 10, max: 300 }).map((count) => `{ statistics ${repeat(count, () => '@include(if: true)')} { totalUsers } }`)),
     plain(fc.integer({ min: 500, max: 6_000 }).map((count) => `{ users { ${repeat(count, () => 'id')} } }`)),
-    plain(fc.constantFrom('query A { statistics { totalUsers } } query B { statistics { totalPosts } }', '{ users { ...A } } fragment A on User { ...B } fragment B on User { ...A }', 'fragment A on User { id }', '{ users { ...Missing } }', 'query ($a: Int = "x") { users(limit: $a) { id } }', '{ user(id: 1) { ... on Post { id } } }', '{ users(limit: 1) { posts(limit: 1) { id } } }')),
+    plain(
+      fc.constantFrom(
+        'query A { statistics { totalUsers } } query B { statistics { totalPosts } }',
+        '{ users { ...A } } fragment A on User { ...B } fragment B on User { ...A }',
+        'fragment A on User { id }',
+        '{ users { ...Missing } }',
+        'query ($a: Int = "x") { users(limit: $a) { id } }',
+        '{ user(id: 1) { ... on Post { id } } }',
+        '{ users(limit: 1) { posts(limit: 1) { id } } }',
+      ),
+    ),
   );
 }

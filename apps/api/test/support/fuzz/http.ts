@@ -27,12 +27,25 @@ export function send(base: string, method: string, target: string, headers: Reco
   const payload = body === undefined ? undefined : Buffer.from(body);
   return new Promise((resolve, reject) => {
     const request = http.request(
-      { hostname, port, method, path: target, agent, timeout: TIMEOUT_MS, headers: { ...headers, ...(payload ? { 'content-length': String(payload.length) } : {}) } },
+      {
+        hostname,
+        port,
+        method,
+        path: target,
+        agent,
+        timeout: TIMEOUT_MS,
+        headers: { ...headers, ...(payload ? { 'content-length': String(payload.length) } : {}) },
+      },
       (response) => {
         const chunks: Buffer[] = [];
         const result = (openStream: boolean): HttpResult => {
           const flat = Object.entries(response.headers).map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : String(value)]);
-          return { status: response.statusCode ?? 0, headers: Object.fromEntries(flat), text: Buffer.concat(chunks).toString('utf8'), ...(openStream ? { openStream } : {}) };
+          return {
+            status: response.statusCode ?? 0,
+            headers: Object.fromEntries(flat),
+            text: Buffer.concat(chunks).toString('utf8'),
+            ...(openStream ? { openStream } : {}),
+          };
         };
         // A subscription asked for with `Accept: */*` (multipart) or text/event-stream stays open until the client
         // leaves: read its start, then hang up as a client would (the server must free the stream's slot).

@@ -11,7 +11,24 @@ export const nastyString = (): fc.Arbitrary<string> =>
     fc.string(),
     fc.string({ unit: 'grapheme', maxLength: 40 }),
     fc.string({ unit: 'binary', maxLength: 40 }),
-    fc.constantFrom('', ' ', '\u0000', '\uFFFF', '\uD800', '😀', 'null', 'undefined', 'NaN', '-0', '1e309', "' OR 1=1 --", '%00', '__proto__', '{"a":1}', '<script>'),
+    fc.constantFrom(
+      '',
+      ' ',
+      '\u0000',
+      '\uFFFF',
+      '\uD800',
+      '😀',
+      'null',
+      'undefined',
+      'NaN',
+      '-0',
+      '1e309',
+      "' OR 1=1 --",
+      '%00',
+      '__proto__',
+      '{"a":1}',
+      '<script>',
+    ),
     // Otherwise valid text with one character PostgreSQL cannot store (NUL) or UTF-8 cannot carry (a lone surrogate):
     // plain random strings rarely pass a field's other rules with one inside, so they never reached the database.
     fc.tuple(fc.string({ minLength: 1, maxLength: 20 }), poison(), fc.string({ maxLength: 20 })).map(([head, bad, tail]) => `${head}${bad}${tail}`),
@@ -65,10 +82,9 @@ export function valid(schema: Schema, resolve: Resolve): fc.Arbitrary<unknown> {
     default: {
       const properties = (schema.properties ?? {}) as Record<string, Schema>;
       const required = (schema.required ?? []) as string[];
-      const record = fc.record(
-        Object.fromEntries(Object.entries(properties).map(([name, property]) => [name, valid(property, resolve)])),
-        { requiredKeys: required.filter((name) => name in properties) },
-      ) as fc.Arbitrary<Record<string, unknown>>;
+      const record = fc.record(Object.fromEntries(Object.entries(properties).map(([name, property]) => [name, valid(property, resolve)])), {
+        requiredKeys: required.filter((name) => name in properties),
+      }) as fc.Arbitrary<Record<string, unknown>>;
       const minProperties = (schema.minProperties as number | undefined) ?? 0;
       return record.filter((value) => Object.keys(value).length >= minProperties);
     }
@@ -102,12 +118,17 @@ const MUTATIONS: Mutation[] = [
     const object = asObject(value);
     const keys = object ? Object.keys(object) : [];
     if (keys.length === 0) return fc.constant(value);
-    return fc.tuple(fc.constantFrom(...keys), fc.oneof(fc.constant(null), fc.anything({ maxDepth: 2 }), nastyString())).map(([key, wrong]) => ({ ...object, [key]: wrong }));
+    return fc
+      .tuple(fc.constantFrom(...keys), fc.oneof(fc.constant(null), fc.anything({ maxDepth: 2 }), nastyString()))
+      .map(([key, wrong]) => ({ ...object, [key]: wrong }));
   },
   // an extra field, including prototype-looking names
   (value) =>
     fc
-      .tuple(fc.oneof(fc.string(), fc.constantFrom('__proto__', 'constructor', 'prototype', 'id', 'role', 'passwordHash', 'tokenVersion')), fc.anything({ maxDepth: 2 }))
+      .tuple(
+        fc.oneof(fc.string(), fc.constantFrom('__proto__', 'constructor', 'prototype', 'id', 'role', 'passwordHash', 'tokenVersion')),
+        fc.anything({ maxDepth: 2 }),
+      )
       // A computed key makes `__proto__` an own property, which JSON.stringify then sends.
       .map(([key, extra]) => (asObject(value) ? { ...asObject(value), [key]: extra } : value)),
   // a very long string in a field
@@ -115,15 +136,17 @@ const MUTATIONS: Mutation[] = [
     const object = asObject(value);
     const keys = object ? Object.keys(object) : [];
     if (keys.length === 0) return fc.constant(value);
-    return fc.tuple(fc.constantFrom(...keys), fc.integer({ min: 201, max: 300_000 }), fc.constantFrom('x', 'é', '😀', ' ')).map(([key, length, unit]) => ({ ...object, [key]: unit.repeat(length) }));
+    return fc
+      .tuple(fc.constantFrom(...keys), fc.integer({ min: 201, max: 300_000 }), fc.constantFrom('x', 'é', '😀', ' '))
+      .map(([key, length, unit]) => ({ ...object, [key]: unit.repeat(length) }));
   },
   // deep nesting, in place of a field or of the whole body
   (value) => {
     const object = asObject(value);
     const keys = object ? Object.keys(object) : [];
-    return fc.tuple(fc.integer({ min: 10, max: 2_000 }), fc.boolean(), keys.length === 0 ? fc.constant(undefined) : fc.option(fc.constantFrom(...keys))).map(([depth, asArray, key]) =>
-      key == null ? deeplyNested(depth, asArray) : { ...object, [key]: deeplyNested(depth, asArray) },
-    );
+    return fc
+      .tuple(fc.integer({ min: 10, max: 2_000 }), fc.boolean(), keys.length === 0 ? fc.constant(undefined) : fc.option(fc.constantFrom(...keys)))
+      .map(([depth, asArray, key]) => (key == null ? deeplyNested(depth, asArray) : { ...object, [key]: deeplyNested(depth, asArray) }));
   },
   // a valid string field with a NUL byte or a lone surrogate inside (it passes length and format rules)
   (value) => {

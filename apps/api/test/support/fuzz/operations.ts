@@ -37,7 +37,12 @@ const deref = (value: Schema): Schema => (typeof value.$ref === 'string' ? deref
 function parameters(list: unknown): Parameter[] {
   return ((list ?? []) as Schema[]).map((raw) => {
     const parameter = deref(raw);
-    return { name: parameter.name as string, in: parameter.in as Parameter['in'], required: parameter.required === true, schema: parameter.schema as Schema };
+    return {
+      name: parameter.name as string,
+      in: parameter.in as Parameter['in'],
+      required: parameter.required === true,
+      schema: parameter.schema as Schema,
+    };
   });
 }
 

@@ -7,9 +7,7 @@ import { resolve, type FuzzOperation, type Parameter } from './operations.js';
 export type Caller = 'anonymous' | 'user' | 'admin' | 'garbage';
 
 export type Body =
-  | { kind: 'none' }
-  | { kind: 'json'; value: unknown; contentType: string }
-  | { kind: 'raw'; text: string; contentType: string | undefined };
+  { kind: 'none' } | { kind: 'json'; value: unknown; contentType: string } | { kind: 'raw'; text: string; contentType: string | undefined };
 
 export interface RestRequest {
   operation: FuzzOperation;
@@ -27,7 +25,34 @@ export interface RestRequest {
 /** Known row ids by the collection segment that precedes a path parameter (`users`, `posts`, `orders`, ...). */
 export type IdPools = Record<string, number[]>;
 
-const numberLike = fc.constantFrom('0', '-1', '2147483647', '2147483648', '-2147483649', '9007199254740993', '99999999999999999999999', '1e3', '1e400', '-1e400', '1E+400', '1e-400', '0x10', '1.5', '1.0', '01', '+1', ' 1', '1 ', 'NaN', 'Infinity', '-Infinity', '-0', '１', 'true', 'null');
+const numberLike = fc.constantFrom(
+  '0',
+  '-1',
+  '2147483647',
+  '2147483648',
+  '-2147483649',
+  '9007199254740993',
+  '99999999999999999999999',
+  '1e3',
+  '1e400',
+  '-1e400',
+  '1E+400',
+  '1e-400',
+  '0x10',
+  '1.5',
+  '1.0',
+  '01',
+  '+1',
+  ' 1',
+  '1 ',
+  'NaN',
+  'Infinity',
+  '-Infinity',
+  '-0',
+  '１',
+  'true',
+  'null',
+);
 
 const base64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 
@@ -42,7 +67,9 @@ export const forgedCursor = (): fc.Arbitrary<string> =>
         f: fc.constantFrom('id', 'name', 'email', 'age', 'createdAt', 'title', 'totalCents', 'status', '__proto__'),
         d: fc.constantFrom('asc', 'desc', 'up'),
         v: fc.oneof(
-          fc.constantFrom(null, 'not a date', '2026-01-01T00:00:00.000Z', 'KING', 'paid', '', 1e300, -1e300, 2_147_483_648, 1.5, -0, true, [1], { gt: 1 }),
+          fc.constantFrom(null, 'not a date', '2026-01-01T00:00:00.000Z', 'KING', 'paid', '', 1e300, -1e300, 2_147_483_648, 1.5, -0, true, [1], {
+            gt: 1,
+          }),
           fc.string({ maxLength: 10 }).chain((text) => poison().map((bad) => `${text}${bad}`)),
           fc.integer(),
         ),
@@ -82,7 +109,22 @@ function queryValue(parameter: Parameter): fc.Arbitrary<string> {
     { weight: 4, arbitrary: valid(parameter.schema, resolve).map(String) },
     { weight: 2, arbitrary: numberLike },
     { weight: 2, arbitrary: nastyString() },
-    { weight: 1, arbitrary: fc.constantFrom('', 'id,desc', '-id', 'id,sideways', 'name,email,nope', 'ADMIN', 'KING', 'eyJpZCI6MX0', 'eyJpZCI6Ii0xIn0', 'not-a-cursor', 'x'.repeat(5000)) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        '',
+        'id,desc',
+        '-id',
+        'id,sideways',
+        'name,email,nope',
+        'ADMIN',
+        'KING',
+        'eyJpZCI6MX0',
+        'eyJpZCI6Ii0xIn0',
+        'not-a-cursor',
+        'x'.repeat(5000),
+      ),
+    },
     // the classes issue 10 found past the fuzz: forged cursors, and valid-looking values with a NUL inside
     { weight: parameter.name === 'cursor' ? 4 : 0, arbitrary: forgedCursor() },
     { weight: 1, arbitrary: valid(parameter.schema, resolve).chain((value) => poison().map((bad) => `${String(value)}${bad}`)) },
@@ -96,7 +138,19 @@ const encodedPair = (key: fc.Arbitrary<string>, value: fc.Arbitrary<string>): fc
   );
 
 /** Names a server treats specially although the operation does not declare them: credentials, versions, prototype keys. */
-const specialKeys = fc.constantFrom('version', 'api_key', 'timestamp', 'nonce', 'signature', '__proto__', 'constructor', 'toString', 'hasOwnProperty', 'all', 'session');
+const specialKeys = fc.constantFrom(
+  'version',
+  'api_key',
+  'timestamp',
+  'nonce',
+  'signature',
+  '__proto__',
+  'constructor',
+  'toString',
+  'hasOwnProperty',
+  'all',
+  'session',
+);
 
 function queryPairs(operation: FuzzOperation): fc.Arbitrary<[string, string][]> {
   const declared = operation.queryParameters.map((parameter) =>
@@ -116,16 +170,50 @@ function queryPairs(operation: FuzzOperation): fc.Arbitrary<[string, string][]> 
 
 const jsonContentType = fc.oneof(
   { weight: 8, arbitrary: fc.constant('application/json') },
-  { weight: 2, arbitrary: fc.constantFrom('application/json; charset=utf-8', 'APPLICATION/JSON', 'application/json; charset=latin1', 'application/merge-patch+json', 'application/vnd.api.v1+json', 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml', 'application/json;;', '') },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      'application/json; charset=utf-8',
+      'APPLICATION/JSON',
+      'application/json; charset=latin1',
+      'application/merge-patch+json',
+      'application/vnd.api.v1+json',
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+      'application/xml',
+      'application/json;;',
+      '',
+    ),
+  },
 );
 
 const rawText = (validJson: fc.Arbitrary<string>) =>
   fc.oneof(
     nastyString(),
     validJson.chain((text) => fc.nat({ max: Math.max(0, text.length - 1) }).map((cut) => text.slice(0, cut))),
-    fc.constantFrom('{', '[', '{"a":', '{"a":1,}', "{'a':1}", '\uFEFF{}', '{"name":"a","name":1}', '{"__proto__":{"isAdmin":true}}', '{"constructor":{"prototype":{"x":1}}}', 'null', '"text"', '1e999', 'NaN', '['.repeat(100_000)),
+    fc.constantFrom(
+      '{',
+      '[',
+      '{"a":',
+      '{"a":1,}',
+      "{'a':1}",
+      '\uFEFF{}',
+      '{"name":"a","name":1}',
+      '{"__proto__":{"isAdmin":true}}',
+      '{"constructor":{"prototype":{"x":1}}}',
+      'null',
+      '"text"',
+      '1e999',
+      'NaN',
+      '['.repeat(100_000),
+    ),
     // valid JSON whose first number is written beyond any range (a JS value cannot hold it, so only raw text sends it)
-    validJson.chain((text) => fc.constantFrom('1e400', '-1e400', '99999999999999999999', '1E+308', '-0', '0.1e1').map((number) => text.replace(/(?<=:)-?\d+(\.\d+)?/, number))),
+    validJson.chain((text) =>
+      fc
+        .constantFrom('1e400', '-1e400', '99999999999999999999', '1E+308', '-0', '0.1e1')
+        .map((number) => text.replace(/(?<=:)-?\d+(\.\d+)?/, number)),
+    ),
     // valid JSON with an escaped NUL or lone surrogate in its first string (JSON.stringify of a JS string escapes them too,
     // but this reaches parsers that handle escapes themselves)
     validJson.chain((text) => fc.constantFrom('\\u0000', '\\ud800', '\\udfff').map((escape) => text.replace(/(?<=:")/, escape))),
@@ -157,13 +245,22 @@ function version(operation: FuzzOperation): fc.Arbitrary<RestRequest['version']>
   if (!operation.path.startsWith('/api/v1/')) return fc.constant({ prefix: '', query: [], accept: undefined, supported: true });
   return fc.oneof(
     { weight: 8, arbitrary: fc.constant(canonical) },
-    { weight: 1, arbitrary: fc.constantFrom<RestRequest['version']>({ ...canonical, prefix: '/api' }, { ...canonical, prefix: '/api', query: ['version=1'] }, { ...canonical, prefix: '/api', accept: 'application/vnd.api.v1+json' }) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom<RestRequest['version']>(
+        { ...canonical, prefix: '/api' },
+        { ...canonical, prefix: '/api', query: ['version=1'] },
+        { ...canonical, prefix: '/api', accept: 'application/vnd.api.v1+json' },
+      ),
+    },
     {
       weight: 1,
       arbitrary: fc.oneof(
         fc.constantFrom('/api/v2', '/api/v0', '/api/v', '/API/v1').map((prefix) => ({ ...canonical, prefix, supported: false })),
         nastyString().map((value) => ({ ...canonical, prefix: '/api', query: [`version=${encode(value)}`], supported: false })),
-        fc.constantFrom('9', '', 'x', '1.0').map((value) => ({ ...canonical, prefix: '/api', accept: `application/vnd.api.v${value}+json`, supported: false })),
+        fc
+          .constantFrom('9', '', 'x', '1.0')
+          .map((value) => ({ ...canonical, prefix: '/api', accept: `application/vnd.api.v${value}+json`, supported: false })),
       ),
     },
   );
@@ -173,7 +270,9 @@ const OTHER_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD
 
 export function restRequest(operation: FuzzOperation, pools: IdPools): fc.Arbitrary<RestRequest> {
   const method = fc.oneof({ weight: 9, arbitrary: fc.constant(operation.method) }, { weight: 1, arbitrary: fc.constantFrom(...OTHER_METHODS) });
-  const pathValues = fc.record(Object.fromEntries(operation.pathParameters.map((parameter) => [parameter.name, pathValue(operation, parameter, pools)])));
+  const pathValues = fc.record(
+    Object.fromEntries(operation.pathParameters.map((parameter) => [parameter.name, pathValue(operation, parameter, pools)])),
+  );
   return method.chain((chosen) =>
     fc.record({
       operation: fc.constant(operation),
@@ -189,7 +288,9 @@ export function restRequest(operation: FuzzOperation, pools: IdPools): fc.Arbitr
 
 /** Whether the request reaches the operation's route, so the operation's declared responses apply. */
 export function reachesOperation(request: RestRequest): boolean {
-  const segmentsOk = Object.values(request.pathValues).every(({ encoded }) => encoded !== '' && encoded !== '.' && encoded !== '..' && !/%2F|%5C/i.test(encoded));
+  const segmentsOk = Object.values(request.pathValues).every(
+    ({ encoded }) => encoded !== '' && encoded !== '.' && encoded !== '..' && !/%2F|%5C/i.test(encoded),
+  );
   return request.method === request.operation.method && request.version.supported && segmentsOk;
 }
 
