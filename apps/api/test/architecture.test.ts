@@ -13,7 +13,11 @@ function floorOf(file: string): number {
   if (file === 'app.ts' || file === 'main.ts') return 5;
   if (top === 'plugins') return 4; // cross-cutting concerns, registered by app.ts
   if (top === 'rest' || top === 'graphql') return 3; // the two doors
-  if (top === 'services' || top === 'auth' || top === 'collections' || top === 'bootstrap') return 2; // the domain
+  // The domain, in three steps: services (and the start-up bootstrap) use identity and the collection conventions,
+  // which use neither the services nor each other.
+  if (top === 'services' || top === 'bootstrap') return 2.2;
+  if (top === 'auth') return 2.1;
+  if (top === 'collections') return 2;
   if (top === 'shared-state') return 1; // ports and their memory and Redis backends
   return 0; // the ground floor: errors/, config.ts, client-address.ts, rate-bucket.ts, paths.ts, …
 }

@@ -1,6 +1,6 @@
 // Parses the collection conventions of SPEC §4 (paging mode, sort syntaxes, fields, search) once for every list.
 import { AppError } from '../errors/app-error.js';
-import { isStorableText } from '../services/validation.js';
+import { isStorableText } from '../text.js';
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;

@@ -3,7 +3,7 @@ import { Ajv, type Options } from 'ajv';
 import ajvFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 import type { FastifySchemaValidationError } from 'fastify/types/schema.js';
-import { isStorableText } from '../services/validation.js';
+import { isStorableText } from '../text.js';
 
 // ajv-formats is CommonJS: under ESM its plugin function is the `default` member of module.exports.
 const addFormats = ajvFormats.default;

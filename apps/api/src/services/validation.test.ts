@@ -1,7 +1,8 @@
 // The field rules of SPEC §1 (name, email, password, age, texts), the storable-text check, and how failures are reported.
 import { describe, expect, it } from '@jest/globals';
 import { ErrorKinds } from '../errors/app-error.js';
-import { characters, EMAIL_MAX, isStorableText, requireFields, rules, validate } from './validation.js';
+import { characters, isStorableText } from '../text.js';
+import { EMAIL_MAX, requireFields, rules, validate } from './validation.js';
 import { refusal } from '../../test/support/refusal.js';
 
 const UNSTORABLE = 'must not contain NUL characters or unpaired surrogates';
