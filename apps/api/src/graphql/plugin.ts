@@ -35,6 +35,8 @@ query Users {
 type ServerContext = { req: FastifyRequest; reply: FastifyReply } | WebSocketServerContext;
 
 const kSubscriptionRefused = Symbol('subscription refused by a cap');
+export const BATCHED_SUBSCRIPTION_REFUSAL =
+  'A subscription cannot be part of a batch: send it alone (Accept: text/event-stream) or over the WebSocket (graphql-transport-ws)';
 type CappedRequest = FastifyRequest & { [kSubscriptionRefused]?: string };
 
 /**
@@ -47,6 +49,12 @@ function httpSubscriptionCaps(caps: SubscriptionCaps): Plugin {
     onSubscribe({ args, setResultAndStopExecution }) {
       const { req, reply } = args.contextValue as { req?: CappedRequest; reply?: FastifyReply };
       if (!req || !reply) return;
+      // A stream cannot be one entry of a batch's JSON array (Yoga answered `[{}]`, found by the fuzz): refused as the
+      // client's input, before it takes a slot.
+      if (Array.isArray(req.body)) {
+        setResultAndStopExecution({ errors: [createGraphQLError(BATCHED_SUBSCRIPTION_REFUSAL, { extensions: { code: 'BAD_USER_INPUT' } })] });
+        return;
+      }
       const lease = caps.subscriptions.take(clientKey(req));
       if ('refused' in lease) {
         req[kSubscriptionRefused] = capMessage(lease.refused, caps.limits, 'subscription streams');

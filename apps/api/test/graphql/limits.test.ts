@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { FastifyInstance } from 'fastify';
 import { DEFAULT_GRAPHQL_LIMITS } from '../../src/graphql/limits.js';
+import { BATCHED_SUBSCRIPTION_REFUSAL } from '../../src/graphql/plugin.js';
 import { createTestApp } from '../support/app.js';
 import { graphql } from '../support/graphql.js';
 
@@ -65,6 +66,28 @@ describe('GraphQL limits', () => {
     const eleven = await batch(11);
     expect(eleven.statusCode).toBe(413);
   });
+
+  // (With Accept: text/event-stream Yoga answers a batch as one event stream, which is another answer.)
+  it.each(['application/graphql-response+json', 'application/json', '*/*'])(
+    "attack (a stream smuggled into a batch, Accept %s): the subscription is refused as the client's input, its neighbours answered, no stream left open",
+    async (accept) => {
+      const response = await app.inject({
+        method: 'POST',
+        url: '/graphql',
+        headers: { accept },
+        payload: [{ query: 'subscription { postCreated { id } }' }, { query: '{ statistics { totalUsers } }' }],
+      });
+      expect(response.statusCode).toBeLessThan(500);
+      const results = response.json() as { data?: unknown; errors?: { message: string; extensions: { code: string } }[] }[];
+      expect(results).toHaveLength(2);
+      expect(results[0]!.errors).toEqual([
+        expect.objectContaining({ message: BATCHED_SUBSCRIPTION_REFUSAL, extensions: { code: 'BAD_USER_INPUT' } }),
+      ]);
+      expect(results[1]).toMatchObject({ data: { statistics: { totalUsers: expect.any(Number) } } });
+      // Nothing subscribed: a plain query still answers at once afterwards.
+      expect((await graphql(app, '{ statistics { totalPosts } }')).errors).toBeUndefined();
+    },
+  );
 
   it('takes its limits from the config (GRAPHQL_MAX_DEPTH …)', async () => {
     const strict = await createTestApp({ graphqlLimits: { ...DEFAULT_GRAPHQL_LIMITS, maxDepth: 2 } });
