@@ -18,6 +18,14 @@ export function extensionsOf(error: AppError): Record<string, unknown> {
   };
 }
 
+/** An application error as a GraphQL error, for results a plugin sets itself (a refused subscription). */
+export function graphqlErrorOf(
+  error: AppError,
+  location: { nodes?: GraphQLError['nodes']; path?: GraphQLError['path']; source?: GraphQLError['source'] } = {},
+): GraphQLError {
+  return createGraphQLError(clip(error.message, MESSAGE_MAX), { ...location, extensions: extensionsOf(error) });
+}
+
 /** The body of an error answered over HTTP outside Yoga: 406/415, the caps' 429, failures before GraphQL runs. */
 export function graphqlErrorBody(error: AppError): { errors: Array<{ message: string; extensions: Record<string, unknown> }> } {
   return { errors: [{ message: clip(error.message, MESSAGE_MAX), extensions: extensionsOf(error) }] };
@@ -38,7 +46,7 @@ export function maskError(error: unknown, message: string, isDev = false): Error
       Object.assign(graphqlError.extensions, extensionsOf(appError));
       return graphqlError;
     }
-    return createGraphQLError(clip(appError.message, MESSAGE_MAX), { ...location, extensions: extensionsOf(appError) });
+    return graphqlErrorOf(appError, location);
   }
   // GraphQL's own errors (syntax, validation, variable coercion) are safe to show as they are. Those without a code, or
   // with one outside SPEC §2 (Yoga's OPERATION_RESOLUTION_FAILURE for an operationName that picks no operation,

@@ -1,10 +1,10 @@
 // The GraphQL door's wiring: mounts GraphQL Yoga on Fastify at /graphql (POST, GET, SSE subscriptions, GraphiQL for browsers) and graphql-ws on its upgrades.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { createGraphQLError, createYoga, type Plugin } from 'graphql-yoga';
+import { createYoga, type Plugin } from 'graphql-yoga';
 import { compiledExecutionPlugin } from './compiled-execution.js';
 import { createGraphQLContext, databaseUnavailableAmong, withUnreachableDatabase, type GraphQLContext } from './context.js';
-import { graphqlErrorBody, maskError } from './errors.js';
+import { graphqlErrorBody, graphqlErrorOf, maskError } from './errors.js';
 import { graphqlFastPath } from './http-fast-path.js';
 import { limitPlugins } from './limits.js';
 import { PersistedDocuments } from './persisted-documents.js';
@@ -52,13 +52,13 @@ function httpSubscriptionCaps(caps: SubscriptionCaps): Plugin {
       // A stream cannot be one entry of a batch's JSON array (Yoga answered `[{}]`, found by the fuzz): refused as the
       // client's input, before it takes a slot.
       if (Array.isArray(req.body)) {
-        setResultAndStopExecution({ errors: [createGraphQLError(BATCHED_SUBSCRIPTION_REFUSAL, { extensions: { code: 'BAD_USER_INPUT' } })] });
+        setResultAndStopExecution({ errors: [graphqlErrorOf(new AppError('BAD_REQUEST', BATCHED_SUBSCRIPTION_REFUSAL))] });
         return;
       }
       const lease = caps.subscriptions.take(clientKey(req));
       if ('refused' in lease) {
         req[kSubscriptionRefused] = capMessage(lease.refused, caps.limits, 'subscription streams');
-        setResultAndStopExecution({ errors: [createGraphQLError(req[kSubscriptionRefused], { extensions: { code: 'RATE_LIMITED' } })] });
+        setResultAndStopExecution({ errors: [graphqlErrorOf(new AppError('RATE_LIMITED', req[kSubscriptionRefused]))] });
         return;
       }
       reply.raw.once('close', lease.release);
