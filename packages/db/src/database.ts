@@ -7,8 +7,8 @@ import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaClient } from './generated/prisma/client.js';
 import { openOwned } from '@users-posts/schema-engine-bridge';
 import { applyMigrations } from './migrate.js';
-import { createSqlReader, type SqlReader } from './sql-reader.js';
-import { tapAdapterFactory } from './statement-counter.js';
+import { createPoolSqlReader, createSqlReader, type SqlReader } from './sql-reader.js';
+import { statementEmitter, tapAdapterFactory } from './statement-counter.js';
 
 export type DatabaseKind = 'pglite' | 'postgres';
 
@@ -33,12 +33,9 @@ export interface Database {
   close(): Promise<void>;
 }
 
-function makeDatabase(
-  kind: DatabaseKind,
-  adapter: SqlDriverAdapterFactory,
-  release: () => Promise<void>,
-  poolStats: () => PoolStats | undefined = () => undefined,
-): Database {
+function makeDatabase(kind: DatabaseKind, adapter: SqlDriverAdapterFactory, release: () => Promise<void>, pool?: pg.Pool): Database {
+  const poolStats = (): PoolStats | undefined =>
+    pool && { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: pool.options.max };
   let prisma: PrismaClient | undefined;
   let sql: SqlReader | undefined;
   const database: Database = {
@@ -70,7 +67,7 @@ function makeDatabase(
   };
   const tapped = tapAdapterFactory(adapter, database);
   prisma = new PrismaClient({ adapter: tapped });
-  sql = createSqlReader(tapped);
+  sql = pool ? createPoolSqlReader(pool, statementEmitter(database)) : createSqlReader(tapped);
   return database;
 }
 
@@ -87,6 +84,18 @@ export async function openPGliteDatabase(pglite: PGlite, options: { migrate: boo
   }
   return makeDatabase('pglite', new PrismaPGlite(pglite), () => pglite.close());
 }
+
+const TIMESTAMP_OID = 1114;
+/**
+ * The pool's own type parsers (statements sent on it directly, as the SQL reader's; adapter-pg passes its own with
+ * each query): pg's defaults, except `timestamp without time zone`, Prisma's DateTime column, read as UTC as Prisma
+ * writes and reads it (pg's default reads it in the process's local time zone).
+ */
+const parseUtcTimestamp = (text: string): Date => new Date(`${text.replace(' ', 'T')}Z`);
+const PRISMA_TYPES = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === TIMESTAMP_OID && format !== 'binary' ? parseUtcTimestamp : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+};
 
 /** Connection pool settings for PostgreSQL (SPEC: a database that goes away gives 503s, never a hang). */
 export interface PoolOptions {
@@ -116,6 +125,7 @@ export const DEFAULT_POOL_OPTIONS = { max: 10, connectionTimeoutMillis: 5_000, i
 export function createPool(connectionString: string, options: PoolOptions = {}, onError: (error: Error) => void = () => {}): pg.Pool {
   const pool = new pg.Pool({
     connectionString,
+    types: PRISMA_TYPES,
     max: options.max ?? DEFAULT_POOL_OPTIONS.max,
     connectionTimeoutMillis: options.connectionTimeoutMillis ?? DEFAULT_POOL_OPTIONS.connectionTimeoutMillis,
     idleTimeoutMillis: options.idleTimeoutMillis ?? DEFAULT_POOL_OPTIONS.idleTimeoutMillis,
@@ -134,9 +144,8 @@ export async function openPostgresDatabase(
 ): Promise<Database> {
   if (options.migrate) await applyMigrations({ databaseUrl });
   const pool = createPool(databaseUrl, options.pool, options.onPoolError);
-  const stats = (): PoolStats => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: pool.options.max });
   // The pool is ours: the adapter leaves an external pool open on $disconnect(), and close() ends it after.
-  return makeDatabase('postgres', new PrismaPg(pool), () => pool.end(), stats);
+  return makeDatabase('postgres', new PrismaPg(pool), () => pool.end(), pool);
 }
 
 /**

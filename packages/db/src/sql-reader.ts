@@ -1,12 +1,17 @@
-// Hot reads sent straight to the Prisma driver adapter: same pool (or PGlite instance), same statement counter, no client interpreter.
+// Hot reads sent under the Prisma client: on PostgreSQL to the driver adapter's own pg pool, on PGlite to the driver
+// adapter; the same connections and statement counter either way, no client interpreter.
 //
 // Why: Prisma 7's client builds, plans and interprets every query on the main thread and then maps its rows; for a
 // read by primary key that is most of the request's CPU (measured: the by-id read through the driver instead of
 // `findUnique` cut CPU per request by ~40 % on GraphQL and ~58 % on REST, see docs/performance.md).
 // The driver adapter is Prisma's own layer under the client: it converts the driver's values the way the client
-// expects them, owns the connections, and is what statement counting taps. Written by hand (a few lines): no kept
-// library turns an adapter's result set into model-shaped objects.
+// expects them, owns the connections, and is what statement counting taps. On PostgreSQL the reader goes one step
+// lower, to that adapter's pg pool: adapter-pg's queryRaw costs ~10 µs per statement that a read by id does not need
+// (a debug log call that records its arguments, a per-query type-parser object pg clones, columns turned into arrays
+// and back into objects; `pnpm bench:profile`); the pool reads `timestamp` as UTC as the adapter does (database.ts).
+// Written by hand (a few lines): no kept library turns an adapter's result set into model-shaped objects.
 import { ColumnTypeEnum, type ArgType, type SqlDriverAdapter, type SqlDriverAdapterFactory, type SqlResultSet } from '@prisma/driver-adapter-utils';
+import type pg from 'pg';
 
 /** A bound parameter: an integer, a string, or a list of integers (for `= ANY($1)`). */
 export type SqlArg = number | string | readonly number[];
@@ -66,16 +71,37 @@ export function createSqlReader(factory: SqlDriverAdapterFactory): SqlReader {
     const result = await (await connected()).queryRaw({ sql, args: [...args], argTypes: args.map(argType) });
     return toObjects<T>(result);
   };
+  return readerOf(run, async () => {
+    disposed = true;
+    const open = adapter;
+    adapter = undefined;
+    if (open) await (await open).dispose();
+  });
+}
+
+/**
+ * A reader on adapter-pg's own pool (PostgreSQL): pg's rows are already objects keyed by column name, and the pool
+ * parses timestamps as the adapter does (createPool). `emit` reports each statement to the Database's counters.
+ */
+export function createPoolSqlReader(pool: pg.Pool, emit: (sql: string) => void): SqlReader {
+  let disposed = false;
+  const run = async <T>(sql: string, args: readonly SqlArg[]): Promise<T[]> => {
+    if (disposed) throw new Error('Database is closed');
+    emit(sql);
+    // The (text, values) form: pg copies a query-config object per call, not this one.
+    return (await pool.query(sql, args as unknown[])).rows as T[];
+  };
+  return readerOf(run, async () => {
+    disposed = true; // the pool is the Database's, ended by its close()
+  });
+}
+
+function readerOf(run: <T>(sql: string, args: readonly SqlArg[]) => Promise<T[]>, dispose: () => Promise<void>): SqlReader {
   const reader: SqlReader = {
     rows<T>(sql: string, args: readonly SqlArg[] = []): Promise<T[]> {
       return reader.around ? reader.around(sql, () => run<T>(sql, args)) : run<T>(sql, args);
     },
-    async dispose() {
-      disposed = true;
-      const open = adapter;
-      adapter = undefined;
-      if (open) await (await open).dispose();
-    },
+    dispose,
   };
   return reader;
 }

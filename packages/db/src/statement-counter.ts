@@ -2,8 +2,9 @@
 //
 // What is counted: every queryRaw / executeRaw call that the Prisma client makes on the driver adapter or on one
 // of its transactions, i.e. one per SQL statement Prisma's query engine issues (including COMMIT / ROLLBACK that
-// Prisma sends itself). Not counted: BEGIN (adapter-pg sends it inside startTransaction; PGlite has none to send)
-// and anything run on the underlying pg pool / PGlite instance directly, such as migrations.
+// Prisma sends itself), and every statement of the SQL reader (sql-reader.ts, on PostgreSQL sent on the adapter's
+// pool). Not counted: BEGIN (adapter-pg sends it inside startTransaction; PGlite has none to send) and anything else
+// run on the underlying pg pool / PGlite instance directly, such as migrations.
 import type { SqlDriverAdapter, SqlDriverAdapterFactory, SqlQuery, SqlQueryable, Transaction } from '@prisma/driver-adapter-utils';
 
 type Listener = (sql: string) => void;
@@ -34,9 +35,7 @@ function tapQueryable<Q extends SqlQueryable>(queryable: Q, emit: Listener): Q {
  * (through countStatements(owner)). Costs one function call per statement when nobody listens.
  */
 export function tapAdapterFactory(factory: SqlDriverAdapterFactory, owner: object): SqlDriverAdapterFactory {
-  const listeners = new Set<Listener>();
-  listenersByDatabase.set(owner, listeners);
-  const emit: Listener = (sql) => listeners.forEach((listener) => listener(sql));
+  const emit = statementEmitter(owner);
   return {
     provider: factory.provider,
     adapterName: factory.adapterName,
@@ -46,6 +45,19 @@ export function tapAdapterFactory(factory: SqlDriverAdapterFactory, owner: objec
       adapter.startTransaction = async (...args): Promise<Transaction> => tapQueryable(await startTransaction(...args), emit);
       return adapter;
     },
+  };
+}
+
+/**
+ * The function that reports one statement of `owner` to its counters, for statements sent beside the adapter (the SQL
+ * reader's, on the adapter's own pool). Costs one check per statement when nobody listens.
+ */
+export function statementEmitter(owner: object): Listener {
+  let listeners = listenersByDatabase.get(owner);
+  if (!listeners) listenersByDatabase.set(owner, (listeners = new Set()));
+  const known = listeners;
+  return (sql) => {
+    if (known.size > 0) known.forEach((listener) => listener(sql));
   };
 }
 

@@ -17,6 +17,7 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { createRequire } from 'node:module';
 import { clientKey } from '../client-address.js';
 import { AppError } from '../errors/app-error.js';
 import type { RateBucket } from '../rate-bucket.js';
@@ -58,6 +59,38 @@ type KeyedRequest = FastifyRequest & { [kFixedKey]?: string };
 
 const seconds = (ms: number) => Math.max(0, Math.ceil(ms / 1000));
 
+/** A count: at once from the in-memory store, a promise from Redis. */
+type Counted<T> = T | Promise<T>;
+const settle = <T, U>(value: Counted<T>, next: (value: T) => U): Counted<U> => (value instanceof Promise ? value.then(next) : next(value));
+
+/** What a store holds for one key: requests counted in the current window, and ms until it resets. */
+interface StoreRecord {
+  current: number;
+  ttl: number;
+}
+/** @fastify/rate-limit's in-memory store (its `store/LocalStore.js`, untyped): an LRU of 5,000 keys, answering synchronously. */
+interface LocalStoreApi {
+  incr(key: string, callback: (error: Error | null, record: StoreRecord) => void, timeWindow: number, max: number): void;
+  read(key: string, callback: (error: Error | null, record: StoreRecord) => void, timeWindow: number, max: number): void;
+}
+const LocalStore = createRequire(createRequire(import.meta.url).resolve('@fastify/rate-limit'))('./store/LocalStore.js') as new (
+  continueExceeding: boolean,
+  exponentialBackoff: boolean,
+) => LocalStoreApi;
+
+/** One bucket after a count in the in-memory store, as @fastify/rate-limit's limiter reports it. */
+function stateOf(bucket: RateBucket, { current, ttl }: StoreRecord, increment: boolean): BucketState {
+  const remaining = Math.max(0, bucket.max - current);
+  return {
+    limit: bucket.max,
+    remaining,
+    windowMs: bucket.windowMs,
+    resetAt: Date.now() + ttl,
+    // A read-only check (failures-only buckets) refuses once the failures so far reached the limit.
+    exceeded: increment ? current > bucket.max : remaining <= 0,
+  };
+}
+
 /**
  * The bucket whose numbers the headers show. On a refusal: the exceeded bucket that resets last (Retry-After must be
  * the time after which the request can succeed). Otherwise the most restrictive: fewest requests left, then latest reset
@@ -92,7 +125,7 @@ const tooMany = (state: BucketState) =>
   new AppError('RATE_LIMITED', `Too many requests; retry in ${Math.max(1, seconds(state.resetAt - Date.now()))} s`);
 
 async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
-  // Only the limiter and its store are used (`createRateLimit`); the hooks below decide which buckets count a request.
+  // Only the limiter and its stores are used (`createRateLimit`, LocalStore); the hooks below decide which buckets count a request.
   // With REDIS_URL the counters live in Redis (one budget across instances). A Redis failure skips counting
   // (degrade open, see plugins/shared-state.ts) instead of failing every request.
   const redis = app.sharedState.redis;
@@ -119,38 +152,30 @@ async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
     return limiter;
   };
 
-  // @fastify/rate-limit's in-memory store answers with its own mutable record, read only after an `await`: concurrent
-  // counts of one key (a GraphQL batch creating users, parallel requests of one client) would all see the last
-  // count. Counts of one key are therefore run one after another here (not needed with Redis, which answers values).
-  const pending = new Map<string, Promise<unknown>>();
-  function serialized<T>(key: string, run: () => Promise<T>): Promise<T> {
-    if (redis) return run();
-    const result = (pending.get(key) ?? Promise.resolve()).then(run, run);
-    const settled = result.then(
-      () => undefined,
-      () => undefined,
-    );
-    pending.set(key, settled);
-    void settled.then(() => {
-      if (pending.get(key) === settled) pending.delete(key);
-    });
-    return result;
-  }
+  // In memory (no REDIS_URL), buckets are counted in @fastify/rate-limit's own LocalStore, called directly: it answers
+  // synchronously, so every request is counted without a promise, and concurrent counts of one key (a GraphQL batch
+  // creating users, parallel requests of one client) cannot read each other's record. (Through createRateLimit it
+  // answers after an `await`, when its mutable record may already hold a later count.) With Redis, through the limiter.
+  const local = redis ? undefined : new LocalStore(false, false);
 
-  /** Counts (or, with `increment: false`, only reads) one bucket for `request`. */
-  async function countOne(request: FastifyRequest, bucket: RateBucket, increment = true): Promise<BucketState> {
+  /** Counts (or, with `increment: false`, only reads) one bucket for `request`: at once in memory, a round trip with Redis. */
+  function countOne(request: FastifyRequest, bucket: RateBucket, increment = true): Counted<BucketState> {
+    if (!local)
+      return limiterFor(bucket)(request, { increment }).then((result) =>
+        result.isAllowed
+          ? { limit: bucket.max, remaining: bucket.max, windowMs: bucket.windowMs, resetAt: Date.now() + bucket.windowMs, exceeded: false }
+          : {
+              limit: result.max,
+              remaining: result.remaining,
+              windowMs: result.timeWindow,
+              resetAt: Date.now() + result.ttl,
+              exceeded: increment ? result.isExceeded : result.remaining <= 0,
+            },
+      );
+    let stored: StoreRecord = { current: 0, ttl: 0 };
     const key = `${bucket.name}|${(request as KeyedRequest)[kFixedKey] ?? bucket.key(request)}`;
-    const result = await serialized(key, () => limiterFor(bucket)(request, { increment }));
-    return result.isAllowed
-      ? { limit: bucket.max, remaining: bucket.max, windowMs: bucket.windowMs, resetAt: Date.now() + bucket.windowMs, exceeded: false }
-      : {
-          limit: result.max,
-          remaining: result.remaining,
-          windowMs: result.timeWindow,
-          resetAt: Date.now() + result.ttl,
-          // A read-only check (failures-only buckets) refuses once the failures so far reached the limit.
-          exceeded: increment ? result.isExceeded : result.remaining <= 0,
-        };
+    local[increment ? 'incr' : 'read'](key, (_error, record) => (stored = record), bucket.windowMs, bucket.max);
+    return stateOf(bucket, stored, increment);
   }
 
   // Failures-only buckets learn of a failure only when it is answered (after the password check): attempts still in
@@ -168,33 +193,40 @@ async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
   }
 
   /** A failures-only bucket: refused when the failures counted plus the attempts in progress reach its max. */
-  async function checkFailures(request: CountedRequest, bucket: RateBucket): Promise<BucketState> {
-    const state = await countOne(request, bucket, false);
-    const key = holdKey(request, bucket);
-    const held = inFlight.get(key) ?? 0;
-    const remaining = Math.max(0, state.remaining - held);
-    if (state.exceeded || remaining <= 0) return { ...state, remaining: 0, exceeded: true };
-    inFlight.set(key, held + 1);
-    (request[kHeld] ??= []).push(key);
-    return { ...state, remaining: remaining - 1 };
+  function checkFailures(request: CountedRequest, bucket: RateBucket): Counted<BucketState> {
+    return settle(countOne(request, bucket, false), (state) => {
+      const key = holdKey(request, bucket);
+      const held = inFlight.get(key) ?? 0;
+      const remaining = Math.max(0, state.remaining - held);
+      if (state.exceeded || remaining <= 0) return { ...state, remaining: 0, exceeded: true };
+      inFlight.set(key, held + 1);
+      (request[kHeld] ??= []).push(key);
+      return { ...state, remaining: remaining - 1 };
+    });
   }
 
   /** Every bucket of the request, the default one first: counted once per request, all of them. */
-  async function count(request: CountedRequest, withRouteBuckets: boolean): Promise<BucketState[]> {
+  function count(request: CountedRequest, withRouteBuckets: boolean): Counted<BucketState[]> {
     const existing = request[kStates];
     if (existing) return existing;
     const buckets = withRouteBuckets ? (request.routeOptions.config?.rateBuckets ?? []) : [];
-    const states = await Promise.all([
+    const counted = [
       countOne(request, defaultBucket),
       ...buckets.map((bucket) => (bucket.countOnlyStatus === undefined ? countOne(request, bucket) : checkFailures(request, bucket))),
-    ]);
-    request[kStates] = states;
-    return states;
+    ];
+    const keep = (states: BucketState[]) => (request[kStates] = states);
+    return counted.some((state) => state instanceof Promise) ? Promise.all(counted).then(keep) : keep(counted as BucketState[]);
   }
 
-  app.addHook('preValidation', async (request: CountedRequest) => {
-    const state = mostRestrictive(await count(request, true));
-    if (state.exceeded) throw tooMany(state);
+  const refusal = (states: BucketState[]): AppError | undefined => {
+    const state = mostRestrictive(states);
+    return state.exceeded ? tooMany(state) : undefined;
+  };
+  // Callback form: in memory nothing is awaited, so no promise per request.
+  app.addHook('preValidation', (request: CountedRequest, _reply, done) => {
+    const counted = count(request, true);
+    if (counted instanceof Promise) counted.then((states) => done(refusal(states)), done);
+    else done(refusal(counted));
   });
 
   // The headers of what preValidation counted, at once (callback form: no promise per request); a request answered
@@ -202,18 +234,19 @@ async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
   app.addHook('onSend', (request: CountedRequest, reply, payload, done) => {
     const write = (states: BucketState[]) => writeHeaders(reply, mostRestrictive(states));
     const warn = (error: unknown) => request.log.warn({ err: error }, 'rate-limit headers not written');
-    const counted = request[kStates];
-    if (!counted)
-      return void count(request, false)
-        .then(write)
-        .catch(warn)
-        .finally(() => done(null, payload));
+    let counted: Counted<BucketState[]>;
     try {
-      write(counted);
+      counted = count(request, false);
+      if (!(counted instanceof Promise)) write(counted);
     } catch (error) {
       warn(error);
+      return done(null, payload);
     }
-    done(null, payload);
+    if (!(counted instanceof Promise)) return done(null, payload);
+    void counted
+      .then(write)
+      .catch(warn)
+      .finally(() => done(null, payload));
   });
 
   // Failures-only buckets (per-account login) use up a unit once the answer is known to be that failure.

@@ -9,7 +9,7 @@ type HelmetMiddleware = (req: IncomingMessage, res: ServerResponse, next: (error
 /**
  * helmet itself, the release @fastify/helmet depends on. @fastify/helmet calls `helmet(options)` again on every
  * request, which rebuilds each middleware and re-parses the CSP directives: the largest avoidable cost in a CPU profile
- * of the read scenarios (`pnpm bench:profile`; figures in the README's benchmark section). Built once here instead.
+ * of the read scenarios (`pnpm bench:profile`; figures in the README's benchmark section). Run once here instead.
  */
 const helmet = createRequire(createRequire(import.meta.url).resolve('@fastify/helmet'))('helmet') as (options: object) => HelmetMiddleware;
 
@@ -40,11 +40,36 @@ export const GRAPHIQL_CSP = [
 /** Routes whose answers carry tokens in the body. */
 const CREDENTIAL_ROUTES = new Set(['/login', '/auth/refresh', '/api/v1/api-keys']);
 
+/**
+ * The headers helmet's middleware writes, recorded once: with these options none depends on the request (helmet
+ * precomputes even the CSP string), so each request gets the same list without running helmet's thirteen middlewares
+ * and their `next` closures again. A middleware that touched anything but setHeader/removeHeader would throw here, at
+ * start, instead of being silently skipped.
+ */
+export function helmetHeaders(options: object): [name: string, value: string][] {
+  const headers = new Map<string, string>();
+  const recorder = new Proxy({} as ServerResponse, {
+    get(_target, property) {
+      if (property === 'setHeader') return (name: string, value: string) => void headers.set(name, value);
+      if (property === 'removeHeader') return (name: string) => void headers.delete(name);
+      throw new Error(`helmet read res.${String(property)}: its headers depend on the response; record them per request`);
+    },
+  });
+  let failure: Error | undefined;
+  helmet(options)({} as IncomingMessage, recorder, (error) => (failure = error));
+  if (failure) throw failure;
+  return [...headers];
+}
+
 async function securityHeadersPlugin(app: FastifyInstance): Promise<void> {
-  // What @fastify/helmet's global mode does (helmet's middleware on the raw response in onRequest, so its headers are on
-  // every response, errors and 404s included), with one middleware built at start instead of one per request.
-  const applyHelmet = helmet(HELMET_OPTIONS);
-  app.addHook('onRequest', (request, reply, done) => applyHelmet(request.raw, reply.raw, done));
+  // What @fastify/helmet's global mode does (helmet's headers on the raw response in onRequest, so they are on every
+  // response, errors, 404s and streams included), with helmet run once at start instead of on every request.
+  const headers = helmetHeaders(HELMET_OPTIONS);
+  app.addHook('onRequest', (request, reply, done) => {
+    const response = reply.raw;
+    for (const [name, value] of headers) response.setHeader(name, value);
+    done();
+  });
   app.addHook('onSend', (request, reply, payload, done) => {
     const type = reply.getHeader('content-type');
     if (request.routeOptions.url === '/graphql' && typeof type === 'string' && type.startsWith('text/html')) {

@@ -4,6 +4,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { FastifyInstance } from 'fastify';
 import { mkdtempSync } from 'node:fs';
+import { IncomingMessage, ServerResponse } from 'node:http';
+import { createRequire } from 'node:module';
+import { Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config.js';
@@ -158,6 +161,21 @@ describe('security headers (helmet)', () => {
     const metrics = await app.inject(METRICS_SCRAPE);
     expect([rest.statusCode, gql.statusCode, notFound.statusCode, metrics.statusCode]).toEqual([200, 200, 404, 200]);
     for (const response of [rest, gql, notFound, metrics]) expectHelmet(response.headers);
+  });
+
+  it('are exactly the headers helmet writes itself (run once at start, not per request)', async () => {
+    // helmet's own middleware, with the product's options, on a real Node response.
+    const helmet = createRequire(createRequire(import.meta.url).resolve('@fastify/helmet'))('helmet') as (
+      options: object,
+    ) => (req: IncomingMessage, res: ServerResponse, next: (error?: Error) => void) => void;
+    const response = new ServerResponse(new IncomingMessage(new Socket()));
+    helmet({ contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } })(response.req, response, () => undefined);
+    const written = response.getHeaders();
+    expect(Object.keys(written).length).toBeGreaterThan(10);
+    const rest = await app.inject({ method: 'GET', url: '/api/v1/users' });
+    const refused = await app.inject({ method: 'POST', url: '/graphql', payload: { query: '{' } });
+    for (const answer of [rest, refused])
+      for (const [name, value] of Object.entries(written)) expect([name, answer.headers[name]]).toEqual([name, value]);
   });
 
   it('give GraphiQL (GET /graphql as HTML) the policy its page needs, and /docs the default one', async () => {
