@@ -1,9 +1,9 @@
 // Production build: bundles apps/api/src/main.ts with esbuild into apps/api/dist/ and copies the files it reads at run time.
 // Plain JS (not .ts) so that `pnpm build` needs no TypeScript loader and `pnpm start` stays quick to build.
-import { access, copyFile, mkdir, rm, writeFile } from 'node:fs/promises';
+import { access, copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as esbuild from 'esbuild';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -124,6 +124,18 @@ function assertSingleGraphql(metafile) {
   if (copies.size === 0) throw new Error('the bundle contains no graphql (metafile check is out of date)');
 }
 
+/**
+ * The REST contract beside the bundle, as written (openapi.yaml, served at /openapi.yaml) and parsed by the same YAML
+ * parser the server uses (openapi.json): the build serves the contract it was built from, and a start reads JSON
+ * instead of parsing 3,000 lines of YAML (rest/contract.ts).
+ */
+async function writeContract() {
+  const text = await readFile(path.join(root, 'openapi/openapi.yaml'), 'utf8');
+  const jsYaml = await import(pathToFileURL(createRequire(path.join(root, 'apps/api/package.json')).resolve('js-yaml')).href);
+  await writeFile(path.join(outdir, 'openapi.yaml'), text);
+  await writeFile(path.join(outdir, 'openapi.json'), JSON.stringify(jsYaml.load(text)));
+}
+
 export async function build() {
   await rm(outdir, { recursive: true, force: true });
   await mkdir(outdir, { recursive: true });
@@ -157,6 +169,7 @@ export async function build() {
   });
   assertSingleGraphql(result.metafile);
   await Promise.all(RUNTIME_FILES.map((file) => copyFile(file, path.join(outdir, path.basename(file)))));
+  await writeContract();
   await writeFile(path.join(outdir, 'package.json'), '{ "type": "module" }\n');
   await writeFile(path.join(outdir, 'main.js'), LAUNCHER);
   return result;

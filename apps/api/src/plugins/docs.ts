@@ -6,11 +6,13 @@ import fp from 'fastify-plugin';
 import { loadOpenapi, openapiDocument } from '../rest/contract.js';
 
 async function docsPlugin(app: FastifyInstance): Promise<void> {
-  const { text, document } = loadOpenapi();
+  const { document } = loadOpenapi();
   await app.register(swagger, { mode: 'static', specification: { document: openapiDocument() as never } });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { deepLinking: true, tryItOutEnabled: true } });
   app.get('/openapi.json', { schema: { hide: true } }, async () => document);
-  app.get('/openapi.yaml', { schema: { hide: true } }, async (_request, reply) => reply.type('application/yaml; charset=utf-8').send(text));
+  app.get('/openapi.yaml', { schema: { hide: true } }, async (_request, reply) =>
+    reply.type('application/yaml; charset=utf-8').send(loadOpenapi().text),
+  );
 }
 
 export default fp(docsPlugin, { name: 'docs' });

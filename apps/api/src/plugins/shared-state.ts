@@ -17,12 +17,9 @@ import fp from 'fastify-plugin';
 import type { IdentityStores } from '../auth/identity.js';
 import type { EventBus } from '../shared-state/events/bus.js';
 import { createMemoryEventBus } from '../shared-state/events/memory.js';
-import { createRedisEventBus } from '../shared-state/events/redis.js';
 import { MemoryNonceStore } from '../shared-state/nonces/memory.js';
-import { RedisNonceStore } from '../shared-state/nonces/redis.js';
-import { openRedis, type RedisConnection } from '../shared-state/redis-connection.js';
+import type { RedisConnection } from '../shared-state/redis-connection.js';
 import { MemoryRevocationStore } from '../shared-state/revocations/memory.js';
-import { RedisRevocationStore } from '../shared-state/revocations/redis.js';
 
 export interface SharedState {
   kind: 'memory' | 'redis';
@@ -49,13 +46,9 @@ async function sharedStatePlugin(app: FastifyInstance): Promise<void> {
     } satisfies SharedState);
     return;
   }
-  const redis = await openRedis(url, app.log);
-  app.decorate('sharedState', {
-    kind: 'redis',
-    redis,
-    stores: { revocations: new RedisRevocationStore(redis.commands), nonces: new RedisNonceStore(redis.commands) },
-    events: createRedisEventBus(redis, app.log),
-  } satisfies SharedState);
+  const { openRedisState } = await import('../shared-state/redis-state.js');
+  const { redis, stores, events } = await openRedisState(url, app.log);
+  app.decorate('sharedState', { kind: 'redis', redis, stores, events } satisfies SharedState);
   // Last: after the GraphQL plugin's preClose has ended the subscriptions that listen on it.
   app.addHook('onClose', async () => redis.close());
   app.log.info('shared state in Redis (several instances may run)');

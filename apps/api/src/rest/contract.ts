@@ -1,5 +1,5 @@
-// Loads openapi/openapi.yaml, the REST contract, once per process.
-import { readFileSync } from 'node:fs';
+// Loads openapi/openapi.yaml, the REST contract, once per process (the production build: the copy built beside it).
+import { existsSync, readFileSync } from 'node:fs';
 // js-yaml: parses this 3 000-line contract 3× faster than `yaml` (≈50 vs 155 ms of every start), same result.
 import { load } from 'js-yaml';
 import { openapiPath } from '../paths.js';
@@ -10,17 +10,46 @@ export interface OpenapiDocument {
   [key: string]: unknown;
 }
 
-let cached: { text: string; document: OpenapiDocument } | undefined;
+/**
+ * The production build's copy of the contract, beside the bundle (scripts/build.mjs): as written and already parsed,
+ * so a start reads JSON (~2 ms) instead of parsing the YAML (~50 ms). Absent when running from source.
+ */
+const BUILT = { text: new URL('./openapi.yaml', import.meta.url), document: new URL('./openapi.json', import.meta.url) };
 
-export function loadOpenapi(): { text: string; document: OpenapiDocument } {
-  if (!cached) {
-    const text = readFileSync(openapiPath, 'utf8');
-    cached = { text, document: load(text) as OpenapiDocument };
+interface Contract {
+  /** The contract as written (YAML). */
+  readonly text: string;
+  document: OpenapiDocument;
+  /** A new deep copy of `document`. */
+  copy(): OpenapiDocument;
+}
+
+let cached: Contract | undefined;
+
+function read(): Contract {
+  if (existsSync(BUILT.document)) {
+    const json = readFileSync(BUILT.document, 'utf8');
+    let text: string | undefined;
+    return {
+      // The text only when /openapi.yaml is asked for.
+      get text() {
+        return (text ??= readFileSync(BUILT.text, 'utf8'));
+      },
+      document: JSON.parse(json) as OpenapiDocument,
+      // Parsing the JSON again is cheaper than structuredClone (no object graph to walk).
+      copy: () => JSON.parse(json) as OpenapiDocument,
+    };
   }
-  return cached;
+  const text = readFileSync(openapiPath, 'utf8');
+  const document = load(text) as OpenapiDocument;
+  return { text, document, copy: () => structuredClone(document) };
+}
+
+export function loadOpenapi(): Contract {
+  return (cached ??= read());
 }
 
 /** Returns a fresh deep copy (the glue plugin and docs mutate what they are given). */
 export function openapiDocument(): OpenapiDocument {
-  return structuredClone(loadOpenapi().document);
+  return loadOpenapi().copy();
 }

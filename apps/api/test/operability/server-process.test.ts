@@ -1,8 +1,10 @@
 // The product as `pnpm start` runs it: a real process on the embedded database, answering, then stopping on SIGTERM.
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { load } from 'js-yaml';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { repoRoot } from '../../src/paths.js';
 import { startApi, type ApiProcess } from '../support/processes.js';
 
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'users-posts-e2e-'));
@@ -41,6 +43,10 @@ describe('the server process (embedded default)', () => {
     expect(body.data.users).toEqual([{ id: expect.any(String), name: 'Administrator', posts: [] }]);
     const rest = await fetch(`${server.base}/api/v1/users?fields=email`);
     expect(await rest.json()).toMatchObject({ code: 0, data: { total: 1, items: [{ email: 'admin@example.com' }] } });
+    // The build's copy of the contract (read as JSON at start) is the repository's, as written and as parsed.
+    const written = readFileSync(path.join(repoRoot, 'openapi/openapi.yaml'), 'utf8');
+    expect(await (await fetch(`${server.base}/openapi.yaml`)).text()).toBe(written);
+    expect(await (await fetch(`${server.base}/openapi.json`)).json()).toEqual(load(written));
 
     expect(await server.stop()).toBe(0);
     const logLines = server
