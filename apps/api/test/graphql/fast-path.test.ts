@@ -151,6 +151,15 @@ describe('the GraphQL fast path answers as Yoga does', () => {
     }
   });
 
+  it('keeps choosing as Yoga does past the Accept headers it remembers (a client varying the header on every request)', async () => {
+    const testCase = cases.find((c) => !c.authenticated && !c.accepts)!;
+    for (let i = 0; i < 150; i++) {
+      const accept = i % 3 ? `application/graphql-response+json;q=0.${i % 10}, application/json;q=0.${(i + 5) % 10}` : `application/xml;v=${i}`;
+      const [mine, theirs] = [await answer(fast, testCase, accept), await answer(yoga, testCase, accept)];
+      expect({ accept, ...mine }).toEqual({ accept, ...theirs });
+    }
+  });
+
   it('an authenticated mutation (each app its own token; the same answer and the same change)', async () => {
     const testCase = cases.find((c) => c.authenticated)!;
     const yogaToken = await login(yoga);
