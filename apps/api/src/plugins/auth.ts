@@ -53,8 +53,22 @@ async function authPlugin(app: FastifyInstance, opts: AuthPluginOptions): Promis
     done();
   });
   // After body parsing (the signature covers the body), before contract validation (anonymous callers learn nothing).
-  app.addHook('preValidation', async (request) => {
-    request.principal = await authenticate(request, identity, app.db);
+  // Callback form: an anonymous request (most reads) is resolved without a promise.
+  app.addHook('preValidation', (request, _reply, done) => {
+    let principal: ReturnType<typeof authenticate>;
+    try {
+      principal = authenticate(request, identity, app.db);
+    } catch (error) {
+      return done(error as Error);
+    }
+    if (!(principal instanceof Promise)) {
+      request.principal = principal;
+      return done();
+    }
+    principal.then((resolved) => {
+      request.principal = resolved;
+      done();
+    }, done);
   });
 }
 
