@@ -46,7 +46,7 @@ const CREDENTIAL_ROUTES = new Set(['/login', '/auth/refresh', '/api/v1/api-keys'
  * and their `next` closures again. A middleware that touched anything but setHeader/removeHeader would throw here, at
  * start, instead of being silently skipped.
  */
-export function helmetHeaders(options: object): [name: string, value: string][] {
+export function helmetHeaders(options: object): Record<string, string> {
   const headers = new Map<string, string>();
   const recorder = new Proxy({} as ServerResponse, {
     get(_target, property) {
@@ -58,16 +58,17 @@ export function helmetHeaders(options: object): [name: string, value: string][] 
   let failure: Error | undefined;
   helmet(options)({} as IncomingMessage, recorder, (error) => (failure = error));
   if (failure) throw failure;
-  return [...headers];
+  return Object.fromEntries([...headers].map(([name, value]) => [name.toLowerCase(), value]));
 }
 
 async function securityHeadersPlugin(app: FastifyInstance): Promise<void> {
-  // What @fastify/helmet's global mode does (helmet's headers on the raw response in onRequest, so they are on every
-  // response, errors, 404s and streams included), with helmet run once at start instead of on every request.
+  // What @fastify/helmet's global mode does (helmet's headers set in onRequest, so they are on every response, errors,
+  // 404s and streams included), with helmet run once at start instead of on every request, and the headers given to
+  // Fastify's reply rather than the raw response: Node then writes every header in one pass (a header set on the raw
+  // response first makes writeHead set each of Fastify's again, one by one).
   const headers = helmetHeaders(HELMET_OPTIONS);
-  app.addHook('onRequest', (request, reply, done) => {
-    const response = reply.raw;
-    for (const [name, value] of headers) response.setHeader(name, value);
+  app.addHook('onRequest', (_request, reply, done) => {
+    reply.headers(headers);
     done();
   });
   app.addHook('onSend', (request, reply, payload, done) => {
