@@ -49,8 +49,8 @@ export function startupFailureLine(error: unknown, env: NodeJS.ProcessEnv = proc
 }
 
 /**
- * What the driver said: the adapter's DriverAdapterError carries it as `cause` (the start's ping goes through the
- * adapter), and the Prisma client wraps that error (meta.driverAdapterError) under a generic first line.
+ * What the driver said: the adapter's DriverAdapterError carries it as `cause`, the Prisma client wraps that error
+ * (meta.driverAdapterError) under a generic first line, and the pg driver's own errors say it themselves.
  */
 function databaseReason(error: unknown): string {
   type Wrapped = { cause?: Record<string, unknown>; meta?: { driverAdapterError?: { cause?: Record<string, unknown> } } } | null;
@@ -58,7 +58,19 @@ function databaseReason(error: unknown): string {
   if (typeof cause?.originalMessage === 'string') return cause.originalMessage;
   if (cause?.kind === 'DatabaseNotReachable') return `nothing answers at ${String(cause.host)}:${String(cause.port)}`;
   if (typeof cause?.kind === 'string') return cause.kind;
+  // The pg driver's own (the start's ping, on PostgreSQL, goes to the adapter's pool): a refused connection, also as
+  // the AggregateError of every address of a host name tried in turn.
+  const refused = refusedConnection(error);
+  if (refused) return `nothing answers at ${refused}`;
   return firstLine(error instanceof Error ? error.message : String(error)) || errorCode(error) || 'no answer';
+}
+
+function refusedConnection(error: unknown): string | undefined {
+  type Refused = { code?: unknown; address?: unknown; port?: unknown; errors?: unknown[] } | null;
+  const refused = error as Refused;
+  if (refused?.code !== 'ECONNREFUSED') return undefined;
+  const first = (refused.errors?.[0] as Refused) ?? refused;
+  return typeof first?.address === 'string' ? `${first.address}:${String(first.port)}` : 'that address';
 }
 
 function errorCode(error: unknown): string | undefined {

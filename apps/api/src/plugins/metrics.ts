@@ -111,25 +111,10 @@ async function metricsPlugin(app: FastifyInstance): Promise<void> {
     registers: [registry],
   });
   const db = app.db;
-  new Gauge({
-    name: 'db_up',
-    help: 'Whether the database answered a trivial query at scrape time (1) or not within 1 s (0).',
-    labelNames: ['kind'] as const,
-    registers: [registry],
-    async collect() {
-      let up = 1;
-      try {
-        await withTimeout(db.ping(), DB_PING_TIMEOUT_MS);
-      } catch {
-        up = 0;
-      }
-      this.reset();
-      this.set({ kind: db.kind }, up);
-    },
-  });
-
   if (db.poolStats()) {
-    // PostgreSQL only (PGlite has one in-process connection and no pool): read from the pool at scrape time.
+    // PostgreSQL only (PGlite has one in-process connection and no pool): read from the pool at scrape time. Before
+    // db_up (a scrape collects in registration order): its ping would otherwise be counted as a request waiting for a
+    // connection (pg-pool hands an idle connection over on the next tick).
     new Gauge({
       name: 'db_pool_connections',
       help: 'Database pool: connections open (total, busy or idle), idle ones, and requests waiting for one.',
@@ -153,6 +138,23 @@ async function metricsPlugin(app: FastifyInstance): Promise<void> {
       },
     });
   }
+
+  new Gauge({
+    name: 'db_up',
+    help: 'Whether the database answered a trivial query at scrape time (1) or not within 1 s (0).',
+    labelNames: ['kind'] as const,
+    registers: [registry],
+    async collect() {
+      let up = 1;
+      try {
+        await withTimeout(db.ping(), DB_PING_TIMEOUT_MS);
+      } catch {
+        up = 0;
+      }
+      this.reset();
+      this.set({ kind: db.kind }, up);
+    },
+  });
 
   const redis = app.sharedState.redis;
   if (redis) {
