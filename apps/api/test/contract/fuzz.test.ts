@@ -112,7 +112,8 @@ const castIds = () => new Set([user.id, admin.id, leaver.id]);
 
 /**
  * Keeps the callers' credentials working (the alternative, logging in again after every destructive case, would cost
- * an argon2 login per case): deleting a caller becomes deleting a seeded victim, a caller's role is never changed,
+ * an argon2 login per case): deleting a caller (by deleteUser, or by DELETE sent to another operation's path, seed
+ * 1917808024) becomes deleting a seeded victim, a caller's role is never changed,
  * and a logout is done by the leaver's fresh token, never by the tokens the other cases use.
  */
 function guard(request: RestRequest): RestRequest {
@@ -120,7 +121,9 @@ function guard(request: RestRequest): RestRequest {
   const replacement = String(victims[0]);
   const pathValues = { ...request.pathValues };
   const targetsCast = pathValues.id !== undefined && protectedIds.has(Number(pathValues.id.raw));
-  if (request.operation.operationId === 'deleteUser' && targetsCast) pathValues.id = { raw: replacement, encoded: replacement };
+  // Any DELETE: the generator also sends other methods to an operation's path (a PUT's path with DELETE is deleteUser).
+  if ((request.operation.operationId === 'deleteUser' || request.method === 'DELETE') && targetsCast)
+    pathValues.id = { raw: replacement, encoded: replacement };
   const query = request.query.map(([key, value]): [string, string] =>
     key === 'ids'
       ? [
