@@ -62,6 +62,9 @@ function databaseReason(error: unknown): string {
   // the AggregateError of every address of a host name tried in turn.
   const refused = refusedConnection(error);
   if (refused) return `nothing answers at ${refused}`;
+  const unresolved = error as { code?: unknown; hostname?: unknown } | null;
+  if ((unresolved?.code === 'ENOTFOUND' || unresolved?.code === 'EAI_AGAIN') && typeof unresolved.hostname === 'string')
+    return `nothing answers at ${unresolved.hostname}: the host name does not resolve (${unresolved.code})`;
   return firstLine(error instanceof Error ? error.message : String(error)) || errorCode(error) || 'no answer';
 }
 

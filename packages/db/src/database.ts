@@ -86,15 +86,24 @@ export async function openPGliteDatabase(pglite: PGlite, options: { migrate: boo
 }
 
 const TIMESTAMP_OID = 1114;
+const DATE_OID = 1082;
 /**
  * The pool's own type parsers (statements sent on it directly, as the SQL reader's; adapter-pg passes its own with
- * each query): pg's defaults, except `timestamp without time zone`, Prisma's DateTime column, read as UTC as Prisma
- * writes and reads it (pg's default reads it in the process's local time zone).
+ * each query): pg's defaults, except `timestamp without time zone` (Prisma's DateTime) and `date` (`@db.Date`), read
+ * as UTC as Prisma writes and reads them (pg's defaults read them in the process's local time zone). Not covered, as no
+ * column of the schema has them: arrays of timestamps, and json (pg gives objects where adapter-pg gives text).
  */
 const parseUtcTimestamp = (text: string): Date => new Date(`${text.replace(' ', 'T')}Z`);
+const parseUtcDate = (text: string): Date => new Date(`${text}T00:00:00Z`);
 const PRISMA_TYPES = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === TIMESTAMP_OID && format !== 'binary' ? parseUtcTimestamp : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    format === 'binary'
+      ? pg.types.getTypeParser(oid, format)
+      : oid === TIMESTAMP_OID
+        ? parseUtcTimestamp
+        : oid === DATE_OID
+          ? parseUtcDate
+          : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
 /** Connection pool settings for PostgreSQL (SPEC: a database that goes away gives 503s, never a hang). */

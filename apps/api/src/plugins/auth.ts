@@ -65,10 +65,14 @@ async function authPlugin(app: FastifyInstance, opts: AuthPluginOptions): Promis
       request.principal = principal;
       return done();
     }
-    principal.then((resolved) => {
-      request.principal = resolved;
-      done();
-    }, done);
+    principal.then(
+      (resolved) => {
+        request.principal = resolved;
+        done();
+      },
+      // A rejection without an error value still fails the request (never lets it through as anonymous).
+      (error: unknown) => done(error instanceof Error ? error : new Error(`authentication failed: ${String(error)}`)),
+    );
   });
 }
 

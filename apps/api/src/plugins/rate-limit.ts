@@ -59,6 +59,9 @@ type KeyedRequest = FastifyRequest & { [kFixedKey]?: string };
 
 const seconds = (ms: number) => Math.max(0, Math.ceil(ms / 1000));
 
+/** What a callback-form hook passes to `done`: a rejection without a value must still fail the request. */
+const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(`rate limit not counted: ${String(error)}`));
+
 /** A count: at once from the in-memory store, a promise from Redis. */
 type Counted<T> = T | Promise<T>;
 const settle = <T, U>(value: Counted<T>, next: (value: T) => U): Counted<U> => (value instanceof Promise ? value.then(next) : next(value));
@@ -156,11 +159,19 @@ async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
   // synchronously, so every request is counted without a promise, and concurrent counts of one key (a GraphQL batch
   // creating users, parallel requests of one client) cannot read each other's record. (Through createRateLimit it
   // answers after an `await`, when its mutable record may already hold a later count.) With Redis, through the limiter.
-  const local = redis ? undefined : new LocalStore(false, false);
+  // One store per bucket, as createRateLimit gives each limiter its own (`store.child()`): each store keeps its 5,000
+  // most recent keys, so keys of one bucket (a flood of made-up e-mails at the login bucket) cannot push another
+  // bucket's records (an account's failed logins, an address's sign-ups) out of memory.
+  const localStores = redis ? undefined : new Map<string, LocalStoreApi>();
+  const localStoreFor = (bucket: RateBucket): LocalStoreApi => {
+    let store = localStores!.get(bucket.name);
+    if (!store) localStores!.set(bucket.name, (store = new LocalStore(false, false)));
+    return store;
+  };
 
   /** Counts (or, with `increment: false`, only reads) one bucket for `request`: at once in memory, a round trip with Redis. */
   function countOne(request: FastifyRequest, bucket: RateBucket, increment = true): Counted<BucketState> {
-    if (!local)
+    if (!localStores)
       return limiterFor(bucket)(request, { increment }).then((result) =>
         result.isAllowed
           ? { limit: bucket.max, remaining: bucket.max, windowMs: bucket.windowMs, resetAt: Date.now() + bucket.windowMs, exceeded: false }
@@ -174,7 +185,7 @@ async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
       );
     let stored: StoreRecord = { current: 0, ttl: 0 };
     const key = `${bucket.name}|${(request as KeyedRequest)[kFixedKey] ?? bucket.key(request)}`;
-    local[increment ? 'incr' : 'read'](key, (_error, record) => (stored = record), bucket.windowMs, bucket.max);
+    localStoreFor(bucket)[increment ? 'incr' : 'read'](key, (_error, record) => (stored = record), bucket.windowMs, bucket.max);
     return stateOf(bucket, stored, increment);
   }
 
@@ -225,7 +236,11 @@ async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
   // Callback form: in memory nothing is awaited, so no promise per request.
   app.addHook('preValidation', (request: CountedRequest, _reply, done) => {
     const counted = count(request, true);
-    if (counted instanceof Promise) counted.then((states) => done(refusal(states)), done);
+    if (counted instanceof Promise)
+      counted.then(
+        (states) => done(refusal(states)),
+        (error: unknown) => done(asError(error)),
+      );
     else done(refusal(counted));
   });
 

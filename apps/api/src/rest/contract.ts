@@ -27,7 +27,12 @@ interface Contract {
 let cached: Contract | undefined;
 
 function read(): Contract {
-  if (existsSync(BUILT.document)) {
+  // Both or neither: a build with one of them missing fails the start, not a later request for /openapi.yaml.
+  if (existsSync(BUILT.document) || existsSync(BUILT.text)) {
+    if (!existsSync(BUILT.document) || !existsSync(BUILT.text))
+      throw new Error(
+        `the build's contract is incomplete: ${BUILT.document.pathname} and ${BUILT.text.pathname} must both be there (run pnpm build)`,
+      );
     const json = readFileSync(BUILT.document, 'utf8');
     let text: string | undefined;
     return {

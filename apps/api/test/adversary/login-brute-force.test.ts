@@ -120,6 +120,14 @@ describe('distributed guessing: one account from many client addresses', () => {
     expect((await from('203.0.113.201', PASSWORD, 'other@example.com')).statusCode).toBe(200);
   });
 
+  it("keys flooding other buckets (6,000 made-up clients) do not push the account's failures out of memory", async () => {
+    // Each bucket keeps its own 5,000 most recent keys: one shared store would have forgotten grace's 30 failures here.
+    const issued = await tokensIssued(app);
+    for (let n = 0; n < 6_000; n++) await app.consumeRateLimit(app.defaultRateBucket, { key: `flood-${n}` });
+    expectRefused(await from('203.0.113.202', PASSWORD));
+    expect(await tokensIssued(app)).toBe(issued);
+  });
+
   it('a concurrent burst of guesses from 40 addresses gets no more than 30 checks of the password', async () => {
     await createUser(app, { email: 'burst@example.com' });
     const burst = await Promise.all(Array.from({ length: 40 }, (_, n) => from(`203.0.113.${n + 100}`, WRONG, 'burst@example.com')));
