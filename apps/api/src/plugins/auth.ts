@@ -9,6 +9,7 @@ import { Identity, type IdentityStores } from '../auth/identity.js';
 import { registerJwt } from '../auth/credentials/jwt.js';
 import { anonymous, type Principal } from '../auth/principal.js';
 import { isSignedRequest } from '../auth/credentials/signature.js';
+import { settleHook } from './settle-hook.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -61,17 +62,14 @@ async function authPlugin(app: FastifyInstance, opts: AuthPluginOptions): Promis
     } catch (error) {
       return done(error as Error);
     }
-    if (!(principal instanceof Promise)) {
-      request.principal = principal;
-      return done();
-    }
-    principal.then(
+    settleHook(
+      principal,
       (resolved) => {
         request.principal = resolved;
-        done();
+        return undefined;
       },
-      // A rejection without an error value still fails the request (never lets it through as anonymous).
-      (error: unknown) => done(error instanceof Error ? error : new Error(`authentication failed: ${String(error)}`)),
+      done,
+      'authentication failed',
     );
   });
 }

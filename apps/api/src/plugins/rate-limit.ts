@@ -1,7 +1,7 @@
 // Rate limits of SPEC §4 on every response: a default bucket per client, always counted, plus stricter per-route buckets
 // (`config.rateBuckets`, all counted too; the request is refused when any one is exceeded) and buckets used up by
-// handlers (`app.consumeRateLimit`, e.g. once per account created), counted by @fastify/rate-limit's limiter and store (in memory, or in Redis with REDIS_URL so
-// every instance shares one budget), with the headers of both conventions:
+// handlers (`app.consumeRateLimit`, e.g. once per account created), counted by @fastify/rate-limit (its in-memory store,
+// or its limiter on Redis with REDIS_URL so every instance shares one budget), with the headers of both conventions:
 //   X-RateLimit-Limit / -Remaining / -Reset (reset = absolute unix seconds),
 //   RateLimit-Policy `<limit>;w=<window s>` and RateLimit `limit=…, remaining=…, reset=<seconds from now>` (IETF draft),
 //   and Retry-After (seconds) on 429.
@@ -21,6 +21,7 @@ import { createRequire } from 'node:module';
 import { clientKey } from '../client-address.js';
 import { AppError } from '../errors/app-error.js';
 import type { RateBucket } from '../rate-bucket.js';
+import { settleHook } from './settle-hook.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -58,9 +59,6 @@ type CountedRequest = FastifyRequest & { [kStates]?: BucketState[]; [kHeld]?: st
 type KeyedRequest = FastifyRequest & { [kFixedKey]?: string };
 
 const seconds = (ms: number) => Math.max(0, Math.ceil(ms / 1000));
-
-/** What a callback-form hook passes to `done`: a rejection without a value must still fail the request. */
-const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(`rate limit not counted: ${String(error)}`));
 
 /** A count: at once from the in-memory store, a promise from Redis. */
 type Counted<T> = T | Promise<T>;
@@ -128,11 +126,12 @@ const tooMany = (state: BucketState) =>
   new AppError('RATE_LIMITED', `Too many requests; retry in ${Math.max(1, seconds(state.resetAt - Date.now()))} s`);
 
 async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
-  // Only the limiter and its stores are used (`createRateLimit`, LocalStore); the hooks below decide which buckets count a request.
-  // With REDIS_URL the counters live in Redis (one budget across instances). A Redis failure skips counting
-  // (degrade open, see plugins/shared-state.ts) instead of failing every request.
+  // Only @fastify/rate-limit's stores are used, never its hooks: the hooks below decide which buckets count a request.
+  // With REDIS_URL the counters live in Redis (one budget across instances), through its limiter (`createRateLimit`);
+  // a Redis failure skips counting (degrade open, see plugins/shared-state.ts) instead of failing every request.
+  // In memory, through its LocalStore directly (below), so the plugin itself is registered with Redis only.
   const redis = app.sharedState.redis;
-  await app.register(rateLimit, redis ? { global: false, redis: redis.commands, nameSpace: 'rate-limit:', skipOnError: true } : { global: false });
+  if (redis) await app.register(rateLimit, { global: false, redis: redis.commands, nameSpace: 'rate-limit:', skipOnError: true });
 
   const defaultBucket: RateBucket = {
     name: 'default',
@@ -234,15 +233,7 @@ async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
     return state.exceeded ? tooMany(state) : undefined;
   };
   // Callback form: in memory nothing is awaited, so no promise per request.
-  app.addHook('preValidation', (request: CountedRequest, _reply, done) => {
-    const counted = count(request, true);
-    if (counted instanceof Promise)
-      counted.then(
-        (states) => done(refusal(states)),
-        (error: unknown) => done(asError(error)),
-      );
-    else done(refusal(counted));
-  });
+  app.addHook('preValidation', (request: CountedRequest, _reply, done) => settleHook(count(request, true), refusal, done, 'rate limit not counted'));
 
   // The headers of what preValidation counted, at once (callback form: no promise per request); a request answered
   // before preValidation (404, a bad body) is counted here.

@@ -46,7 +46,7 @@ const CREDENTIAL_ROUTES = new Set(['/login', '/auth/refresh', '/api/v1/api-keys'
  * and their `next` closures again. A middleware that touched anything but setHeader/removeHeader would throw here, at
  * start, instead of being silently skipped.
  */
-export function helmetHeaders(options: object): Record<string, string> {
+function helmetHeaders(options: object): Record<string, string> {
   const headers = new Map<string, string>();
   const recorder = new Proxy({} as ServerResponse, {
     get(_target, property) {
