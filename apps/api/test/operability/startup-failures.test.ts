@@ -93,4 +93,15 @@ describe('a start that cannot succeed', () => {
     expect(line).toMatch(new RegExp(`cannot connect to PostgreSQL at app@127\\.0\\.0\\.1:${closedPort}/shop \\(DATABASE_URL\\): nothing answers`));
     expect(line).not.toContain('hunter2');
   }, 20_000);
+
+  it('says when the PostgreSQL host name does not resolve', async () => {
+    // .invalid never resolves (RFC 6761).
+    const { code, output } = await runServer({ PORT: String(await freePort()), DATABASE_URL: 'postgres://app:hunter2@db.invalid:5432/shop' });
+    expect(code).toBe(1);
+    const line = oneLine(output);
+    expect(line).toMatch(
+      /cannot connect to PostgreSQL at app@db\.invalid:5432\/shop \(DATABASE_URL\): nothing answers at db\.invalid: the host name does not resolve \((ENOTFOUND|EAI_AGAIN)\)/,
+    );
+    expect(line).not.toContain('hunter2');
+  }, 20_000);
 });

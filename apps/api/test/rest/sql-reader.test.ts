@@ -6,8 +6,10 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Prisma } from '@users-posts/db';
 import { countStatements } from '@users-posts/db/testing';
 import type { FastifyInstance } from 'fastify';
+import { execFileSync } from 'node:child_process';
 import type { Principal } from '../../src/auth/principal.js';
 import type { PageResult } from '../../src/collections/page.js';
+import { repoRoot } from '../../src/paths.js';
 import { likeLiteral, type CollectionQuery, type SortDirection } from '../../src/collections/query.js';
 import { createTestApp } from '../support/app.js';
 import { seedUsersWithPosts } from '../support/fixtures.js';
@@ -66,6 +68,23 @@ describe('hot reads through the SQL reader', () => {
     const verified = (await app.services.users.get(ids[1]!))!;
     expect(verified.emailVerifiedAt).toBeInstanceOf(Date);
     expect(verified.emailVerifiedAt!.toISOString()).toBe('2026-01-02T03:04:05.678Z');
+  });
+
+  it('reads timestamps and dates as UTC in a process of another time zone (as Prisma does)', () => {
+    // A process of its own: the time zone is the process's (jest gives tests a copy of process.env). pg's own parsers
+    // would read both columns in America/New_York, five hours off.
+    const script = [
+      "import { createDatabase } from './packages/db/src/index.ts';",
+      "const db = await createDatabase({ databaseUrl: process.env.DATABASE_URL, pgliteDir: 'memory://', migrate: false });",
+      `console.log(JSON.stringify(await db.sql.rows(\`SELECT TIMESTAMP '2026-01-02 03:04:05.678' AS "at", DATE '2026-01-02' AS "day"\`)));`,
+      'await db.close();',
+    ].join('\n');
+    const output = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: repoRoot,
+      env: { ...process.env, TZ: 'America/New_York' },
+      encoding: 'utf8',
+    });
+    expect(JSON.parse(output.trim().split('\n').at(-1)!)).toEqual([{ at: '2026-01-02T03:04:05.678Z', day: '2026-01-02T00:00:00.000Z' }]);
   });
 
   it('reads posts by id, by author (first 100 each, oldest first) and in pages exactly as the Prisma client does', async () => {
