@@ -140,7 +140,11 @@ export async function build() {
   await rm(outdir, { recursive: true, force: true });
   await mkdir(outdir, { recursive: true });
   const result = await esbuild.build({
-    entryPoints: { server: path.join(root, 'apps/api/src/main.ts') }, // started by main.js (LAUNCHER)
+    entryPoints: {
+      server: path.join(root, 'apps/api/src/main.ts'), // started by main.js (LAUNCHER)
+      // The embedded database's thread, started by embedded-database.ts at new URL('./pglite-worker.js', import.meta.url).
+      'pglite-worker': path.join(root, 'packages/db/src/embedded/pglite-worker.js'),
+    },
     outdir,
     bundle: true,
     splitting: true, // lazily imported parts (Prisma's query compiler, the schema engine glue) load only when used

@@ -1,6 +1,6 @@
 // The app factory: builds the whole Fastify instance from a validated Config.
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
-import type { Database } from '@users-posts/db';
+import type { Database, PGliteThread } from '@users-posts/db';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import type { Clock } from './auth/clock.js';
@@ -34,6 +34,8 @@ declare module 'fastify' {
 export interface AppOptions {
   /** An already-open database to use instead of opening one from the config (tests). */
   database?: Database;
+  /** The embedded database's thread, started by main.ts before it loaded the app (else the app starts it). */
+  pgliteThread?: PGliteThread | undefined;
   /** The time source of token, session and signature expiry (tests move it by hand). */
   clock?: Clock;
   /** Revocation and nonce stores (default: the shared state's, Redis with REDIS_URL, else in memory). */
@@ -119,7 +121,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(errorHandlerPlugin);
   await app.register(securityHeadersPlugin);
   await app.register(sharedStatePlugin);
-  await app.register(databasePlugin, { database: options.database });
+  await app.register(databasePlugin, { database: options.database, pgliteThread: options.pgliteThread });
   // Before the routes: @fastify/otel traces the routes registered after it.
   if (tracing && config.tracing) await app.register(tracing.default, { ...config.tracing, exporter: options.spanExporter });
   await app.register(metricsPlugin);
@@ -131,9 +133,13 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(graphqlPlugin);
   await app.register(docsPlugin);
 
-  if (config.admin) {
-    const adminId = await ensureAdmin(app.db.prisma, config.admin);
-    app.log.info({ userId: adminId }, 'administrator ensured');
+  const { admin } = config;
+  if (admin) {
+    // Once the database is (the embedded one opens in its own thread meanwhile: the database plugin's onReady, before).
+    app.addHook('onReady', async () => {
+      const adminId = await ensureAdmin(app.db.prisma, admin);
+      app.log.info({ userId: adminId }, 'administrator ensured');
+    });
   }
   return app;
 }

@@ -2,7 +2,7 @@
 import { envSchema } from 'env-schema';
 import path from 'node:path';
 import { parseOAuthProviders, type OAuthProviderConfig } from './oauth-config.js';
-import { repoRoot } from './paths.js';
+import { dataDirectories, repoRoot } from './paths.js';
 import { resolveSecrets, type Secrets } from './secrets.js';
 
 /** GraphQL abuse limits (SPEC §2), applied by graphql/limits.ts and graphql/budget.ts. */
@@ -219,9 +219,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // An empty variable (`DATABASE_URL=` in a shell or .env file) means "not set".
   const data = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ''));
   const raw = envSchema<RawEnv>({ schema, data, env: false, dotenv: false });
-  // Relative directories are taken from the repository root, as prisma/prisma.config.ts does, so the
-  // server, `pnpm db:migrate` and `pnpm db:seed` always agree on where the embedded database is.
-  const dataDir = path.resolve(repoRoot, raw.DATA_DIR);
+  const { dataDir, pgliteDir } = dataDirectories(raw);
   return {
     // Unset means development for secrets (generated, kept in DATA_DIR), but errors stay masked unless asked for.
     nodeEnv: raw.NODE_ENV ?? 'development',
@@ -232,7 +230,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: raw.PORT,
     logLevel: raw.LOG_LEVEL,
     dataDir,
-    pgliteDir: raw.PGLITE_DIR ? path.resolve(repoRoot, raw.PGLITE_DIR) : path.join(dataDir, 'pglite'),
+    pgliteDir,
     databaseUrl: raw.DATABASE_URL,
     migrateOnStart: raw.MIGRATE_ON_START,
     databasePoolMax: raw.DATABASE_POOL_MAX,

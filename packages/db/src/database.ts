@@ -1,14 +1,14 @@
 // The Database handle: a Prisma client on PGlite (one in-process connection) or on PostgreSQL (adapter-pg pool).
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { PrismaPg } from '@prisma/adapter-pg';
 import type { SqlDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import pg from 'pg';
-import { PrismaPGlite } from 'pglite-prisma-adapter';
 import { PrismaClient } from './generated/prisma/client.js';
-import { openOwned } from '@users-posts/schema-engine-bridge';
 import { applyMigrations } from './migrate.js';
 import { createPoolSqlReader, createSqlReader, type SqlReader } from './sql-reader.js';
 import { statementEmitter, tapAdapterFactory } from './statement-counter.js';
+
+export { PGLITE_POSTGRESQL_CONF } from './embedded/pglite-thread.js';
 
 export type DatabaseKind = 'pglite' | 'postgres';
 
@@ -27,13 +27,14 @@ export interface Database {
   kind: DatabaseKind;
   /** Resolves when the database answers a trivial query. */
   ping(): Promise<void>;
-  /** The connection pool's figures (PostgreSQL); undefined for PGlite, which has one in-process connection. */
+  /** The connection pool's figures (PostgreSQL, and the embedded database's pool of one); undefined for an in-process PGlite. */
   poolStats(): PoolStats | undefined;
   /** Disconnect the client and release the database (closes PGlite; ends the pool). */
   close(): Promise<void>;
 }
 
-function makeDatabase(kind: DatabaseKind, adapter: SqlDriverAdapterFactory, release: () => Promise<void>, pool?: pg.Pool): Database {
+/** A Database over a driver adapter; with `pool` (adapter-pg's), the SQL reader and the pool figures use it directly. */
+export function makeDatabase(kind: DatabaseKind, adapter: SqlDriverAdapterFactory, release: () => Promise<void>, pool?: pg.Pool): Database {
   const poolStats = (): PoolStats | undefined =>
     pool && { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: pool.options.max };
   let prisma: PrismaClient | undefined;
@@ -82,6 +83,8 @@ export async function openPGliteDatabase(pglite: PGlite, options: { migrate: boo
     await pglite.close();
     throw error;
   }
+  // Loaded here: only test databases (testing.ts) run PGlite on this thread; the product's is embedded-database.ts.
+  const { PrismaPGlite } = await import('pglite-prisma-adapter');
   return makeDatabase('pglite', new PrismaPGlite(pglite), () => pglite.close());
 }
 
@@ -155,21 +158,4 @@ export async function openPostgresDatabase(
   const pool = createPool(databaseUrl, options.pool, options.onPoolError);
   // The pool is ours: the adapter leaves an external pool open on $disconnect(), and close() ends it after.
   return makeDatabase('postgres', new PrismaPg(pool), () => pool.end(), pool);
-}
-
-/**
- * PostgreSQL settings for the embedded database. Its buffers live in WebAssembly memory, which the process keeps:
- * Postgres' default 128 MB of shared_buffers cost ~120 MB RSS for the small data sets PGlite serves, while file
- * reads still go through the OS page cache.
- */
-export const PGLITE_POSTGRESQL_CONF = ['shared_buffers = 16MB', 'temp_buffers = 4MB', 'work_mem = 4MB'];
-
-/**
- * Open (creating it if needed) a PGlite data directory, or an in-memory database for `memory://`. The directory is
- * owned by this process until the instance is closed (or the process exits): a second opener, here or in another
- * process (`pnpm db:seed`, a second server, `pnpm db:migrate`), gets DirectoryLockedError naming this pid at once.
- */
-export async function openPGlite(dataDir: string): Promise<PGlite> {
-  if (dataDir === 'memory://') return PGlite.create(undefined, { postgresqlconf: PGLITE_POSTGRESQL_CONF });
-  return openOwned(dataDir, () => PGlite.create(dataDir, { postgresqlconf: PGLITE_POSTGRESQL_CONF }));
 }

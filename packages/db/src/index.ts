@@ -2,7 +2,11 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openPGlite, openPGliteDatabase, openPostgresDatabase, type Database, type PoolOptions } from './database.js';
+import { openPostgresDatabase, type Database, type PoolOptions } from './database.js';
+import { openEmbeddedDatabase } from './embedded/embedded-database.js';
+
+export { startEmbeddedDatabase, type StartingDatabase } from './embedded/embedded-database.js';
+export type { PGliteThread } from './embedded/pglite-thread.js';
 
 export type { Database, DatabaseKind, PoolOptions, PoolStats } from './database.js';
 export type { SqlArg, SqlReader } from './sql-reader.js';
@@ -26,8 +30,9 @@ export interface CreateDatabaseOptions {
   pgliteDir?: string;
   /** Apply pending migrations first. Default: true for PGlite, false for PostgreSQL. */
   migrate?: boolean;
-  /** PostgreSQL only: the connection pool's settings (see createPool), and who hears about idle connections dying. */
+  /** PostgreSQL only: the connection pool's settings (see createPool). */
   pool?: PoolOptions | undefined;
+  /** Who hears about idle pool connections dying (PostgreSQL, and the embedded database's thread going away). */
   onPoolError?: ((error: Error) => void) | undefined;
 }
 
@@ -37,8 +42,9 @@ export function databaseOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Cr
 }
 
 /**
- * Open the database. PGlite: one in-process connection on the data directory (created when missing), migrated at
- * start unless `migrate: false`. PostgreSQL: an adapter-pg pool, migrated only with `migrate: true`.
+ * Open the database. PGlite: the data directory (created when missing) opened in a worker thread and reached through
+ * a one-connection adapter-pg pool (embedded/embedded-database.ts), migrated at start unless `migrate: false`.
+ * PostgreSQL: an adapter-pg pool, migrated only with `migrate: true`.
  */
 export async function createDatabase(options: CreateDatabaseOptions = {}): Promise<Database> {
   if (options.databaseUrl) {
@@ -46,5 +52,5 @@ export async function createDatabase(options: CreateDatabaseOptions = {}): Promi
   }
   const dir = options.pgliteDir === 'memory://' ? 'memory://' : path.resolve(REPO_ROOT, options.pgliteDir ?? DEFAULT_PGLITE_DIR);
   if (dir !== 'memory://') await mkdir(dir, { recursive: true });
-  return openPGliteDatabase(await openPGlite(dir), { migrate: options.migrate ?? true });
+  return openEmbeddedDatabase(dir, { migrate: options.migrate ?? true, onPoolError: options.onPoolError });
 }

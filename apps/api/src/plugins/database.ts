@@ -1,5 +1,5 @@
-// Opens the database (PGlite embedded default, or PostgreSQL), builds the domain services, closes both.
-import { createDatabase, isDatabaseUnavailableError, type Database } from '@users-posts/db';
+// Opens the database (PGlite embedded default, in its own thread, or PostgreSQL), builds the domain services, closes both.
+import { createDatabase, isDatabaseUnavailableError, startEmbeddedDatabase, type Database, type PGliteThread } from '@users-posts/db';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { DatabaseUnreachableError } from '../startup-failure.js';
@@ -15,41 +15,53 @@ declare module 'fastify' {
 export interface DatabasePluginOptions {
   /** An already-open database (tests); otherwise one is opened from the config. */
   database?: Database | undefined;
+  /** The embedded database's thread, when main.ts started it before loading the app. */
+  pgliteThread?: PGliteThread | undefined;
 }
 
 /**
- * Opens the database the config names. On PostgreSQL a server that does not answer at start fails the start (main.ts
+ * Opens the PostgreSQL server the config names. A server that does not answer at start fails the start (main.ts
  * prints one line naming host:port) instead of serving 503s from a process that never worked; once started, an outage
  * is answered with 503s and recovered from (README, "When PostgreSQL goes away").
  */
-async function openConfiguredDatabase(app: FastifyInstance): Promise<Database> {
+async function openPostgres(app: FastifyInstance, databaseUrl: string): Promise<Database> {
   const { config } = app;
   try {
     const database = await createDatabase({
-      databaseUrl: config.databaseUrl,
-      pgliteDir: config.pgliteDir,
-      migrate: config.migrateOnStart || !config.databaseUrl,
+      databaseUrl,
+      migrate: config.migrateOnStart,
       pool: { max: config.databasePoolMax },
       onPoolError: (error) => app.log.warn({ err: error }, 'an idle database connection failed; the pool replaces it'),
     });
-    if (config.databaseUrl) {
-      try {
-        await database.ping();
-      } catch (error) {
-        await database.close().catch(() => undefined);
-        throw new DatabaseUnreachableError(config.databaseUrl, error);
-      }
+    try {
+      await database.ping();
+    } catch (error) {
+      await database.close().catch(() => undefined);
+      throw new DatabaseUnreachableError(databaseUrl, error);
     }
     return database;
   } catch (error) {
-    if (config.databaseUrl && !(error instanceof DatabaseUnreachableError) && isDatabaseUnavailableError(error))
-      throw new DatabaseUnreachableError(config.databaseUrl, error);
+    if (!(error instanceof DatabaseUnreachableError) && isDatabaseUnavailableError(error)) throw new DatabaseUnreachableError(databaseUrl, error);
     throw error;
   }
 }
 
+/**
+ * The embedded database (without DATABASE_URL) opens in its own thread (embedded-database.ts) while the app goes on
+ * registering its plugins; main.ts starts that thread even before it loads the app. Nothing queries the database
+ * before the server is ready: `onReady` (run by listen) waits for the thread and the migrations, so a failure to open
+ * it still fails the start.
+ */
+function embeddedDatabase(app: FastifyInstance, thread: PGliteThread | undefined): Database {
+  const starting = startEmbeddedDatabase(thread ?? app.config.pgliteDir, { migrate: true });
+  starting.onPoolError((error) => app.log.error({ err: error }, "the embedded database's thread no longer answers"));
+  app.addHook('onReady', () => starting.ready);
+  return starting.database;
+}
+
 async function databasePlugin(app: FastifyInstance, opts: DatabasePluginOptions): Promise<void> {
-  const database = opts.database ?? (await openConfiguredDatabase(app));
+  const { databaseUrl } = app.config;
+  const database = opts.database ?? (databaseUrl ? await openPostgres(app, databaseUrl) : embeddedDatabase(app, opts.pgliteThread));
   app.decorate('db', database);
   app.decorate('services', createServices(database, app.sharedState.events));
   app.addHook('onClose', async () => database.close());

@@ -1,0 +1,62 @@
+// The embedded PGlite database, in its own thread, reached like a PostgreSQL server: adapter-pg over a one-connection pool.
+import { PrismaPg } from '@prisma/adapter-pg';
+import { createPool, makeDatabase, type Database } from '../database.js';
+import { applyMigrations } from '../migrate.js';
+import { startPGliteThread, type PGliteThread } from './pglite-thread.js';
+
+/** A database whose thread is starting: usable once `ready` resolves (it rejects, with everything released, if it cannot start). */
+export interface StartingDatabase {
+  database: Database;
+  ready: Promise<void>;
+  /** Who hears about the pool's connection failing while idle (the thread stopped under it). */
+  onPoolError(listener: (error: Error) => void): void;
+}
+
+/**
+ * A Database on the PGlite data directory `dir` (or `memory://`), or on a thread already started for it, returned at
+ * once: it is to be used once `ready` has resolved (the thread has opened PGlite and, with `migrate`, the migrations
+ * are applied through the schema engine, over the socket like PostgreSQL's).
+ *
+ * Why the wire protocol: the app then uses the PostgreSQL code path (adapter-pg, the SQL reader's pool, error
+ * mapping, migrations), the one the PostgreSQL suites prove, instead of a second adapter. The pool has one
+ * connection: PGlite has one backend, and one connection keeps a transaction to itself (others wait for the pool).
+ */
+export function startEmbeddedDatabase(dirOrThread: string | PGliteThread, options: { migrate: boolean }): StartingDatabase {
+  const thread = typeof dirOrThread === 'string' ? startPGliteThread(dirOrThread) : dirOrThread;
+  const poolErrorListeners: ((error: Error) => void)[] = [];
+  // Never idle-closed: a new connection would only cost a startup round.
+  const pool = createPool(thread.url, { max: 1, idleTimeoutMillis: 0 }, (error) => poolErrorListeners.forEach((listener) => listener(error)));
+  const ready = (async () => {
+    try {
+      await thread.listening;
+      if (options.migrate) await applyMigrations({ databaseUrl: thread.url });
+    } catch (error) {
+      await pool.end().catch(() => undefined);
+      await thread.stop();
+      throw error;
+    }
+  })();
+  ready.catch(() => undefined); // not unhandled while nobody awaits it yet; whoever awaits it still gets the error
+  const database = makeDatabase(
+    'pglite',
+    new PrismaPg(pool),
+    async () => {
+      await ready.catch(() => undefined);
+      await pool.end().catch(() => undefined);
+      await thread.stop();
+    },
+    pool,
+  );
+  return { database, ready, onPoolError: (listener) => void poolErrorListeners.push(listener) };
+}
+
+/** startEmbeddedDatabase, once ready. */
+export async function openEmbeddedDatabase(
+  dir: string,
+  options: { migrate: boolean; onPoolError?: ((error: Error) => void) | undefined },
+): Promise<Database> {
+  const starting = startEmbeddedDatabase(dir, options);
+  if (options.onPoolError) starting.onPoolError(options.onPoolError);
+  await starting.ready;
+  return starting.database;
+}
