@@ -10,8 +10,12 @@ import { openSchemaEngine, pgliteMigrationAdapter, pgMigrationAdapter, type Migr
 /** The repository's `prisma/migrations` folder. */
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../../prisma/migrations', import.meta.url));
 
-/** Where to migrate: an open PGlite instance (left open) or a PostgreSQL URL. */
-export type MigrationTarget = { pglite: PGlite } | { databaseUrl: string };
+/**
+ * Where to migrate: an open PGlite instance (left open) or a PostgreSQL URL; with `pool` (a pool on that URL), the
+ * start-up check asks through it instead of opening a connection of its own (the embedded database's pool of one:
+ * its connection is then open, and warm, for the first request).
+ */
+export type MigrationTarget = { pglite: PGlite } | { databaseUrl: string; pool?: pg.Pool };
 
 /** Read a migrations folder the way the Prisma CLI does (one `<name>/migration.sql` per folder, sorted by name). */
 export async function readMigrations(dir: string = MIGRATIONS_DIR): Promise<MigrationList> {
@@ -48,6 +52,10 @@ async function appliedMigrations(target: MigrationTarget): Promise<AppliedRow[] 
     const { rows } = await target.pglite.query<{ present: boolean }>(exists);
     return rows[0]?.present ? (await target.pglite.query<AppliedRow>(sql)).rows : undefined;
   }
+  if (target.pool) {
+    const { rows } = await target.pool.query<{ present: boolean }>(exists);
+    return rows[0]?.present ? (await target.pool.query<AppliedRow>(sql)).rows : undefined;
+  }
   const client = new pg.Client({ connectionString: target.databaseUrl });
   await client.connect();
   try {
@@ -80,8 +88,11 @@ const DATASOURCE_ONLY: [string, string][] = [['schema.prisma', 'datasource db {\
  * Apply the migrations not yet applied (idempotent: an up-to-date database is left alone). Returns the names of
  * the migrations applied now. Throws on a failed or edited migration, as `prisma migrate deploy` does.
  */
-export async function applyMigrations(target: MigrationTarget, options: { migrationsDir?: string } = {}): Promise<string[]> {
-  const migrationsList = await readMigrations(options.migrationsDir);
+export async function applyMigrations(
+  target: MigrationTarget,
+  options: { migrationsDir?: string; migrations?: Promise<MigrationList> } = {},
+): Promise<string[]> {
+  const migrationsList = await (options.migrations ?? readMigrations(options.migrationsDir));
   if (await everyMigrationApplied(target, migrationsList)) return [];
   const factory = 'pglite' in target ? pgliteMigrationAdapter(target.pglite) : pgMigrationAdapter(target.databaseUrl);
   try {

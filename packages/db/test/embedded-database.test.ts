@@ -1,12 +1,13 @@
 // The embedded PGlite in its own thread (src/embedded/): the wire-protocol bridge as PostgreSQL clients see it, its
 // isolation of transactions between connections, hostile bytes on its socket, and the thread's start and stop.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { createDatabase, startEmbeddedDatabase, type Database, type StartingDatabase } from '../src/index.js';
+import { createDatabase, REPO_ROOT, startEmbeddedDatabase, type Database, type StartingDatabase } from '../src/index.js';
 import { startPGliteThread, type PGliteThread } from '../src/embedded/pglite-thread.js';
 
 const dirs: string[] = [];
@@ -119,6 +120,38 @@ describe('the embedded database thread, over the PostgreSQL wire protocol', () =
     expect(ticks).toBeGreaterThan(20); // in-process PGlite would have blocked the event loop for the whole 0.5 s
   });
 
+  it('serves a message split over many reads (a 2 MB parameter), keeping other connections out until its Sync', async () => {
+    const other = await client();
+    const big = 'x'.repeat(2_000_000);
+    const [length, others] = await Promise.all([
+      db.sql.rows<{ n: number }>('SELECT length($1::text) AS n', [big]),
+      Promise.all(Array.from({ length: 20 }, (_, i) => other.query('SELECT $1::int AS i', [i]).then((result) => result.rows[0].i))),
+    ]);
+    expect(length).toEqual([{ n: 2_000_000 }]);
+    expect(others).toEqual(Array.from({ length: 20 }, (_, i) => i));
+  });
+
+  it('attack: a client that vanishes in the middle of an exchange that failed (no Sync yet) leaves the database usable', async () => {
+    const socketPath = path.join(socketDirOf(thread), '.s.PGSQL.5432');
+    const socket = net.connect(socketPath);
+    await new Promise((resolve) => socket.once('connect', resolve));
+    const startup = Buffer.concat([Buffer.from('user\0postgres\0database\0postgres\0\0')]);
+    const header = Buffer.alloc(8);
+    header.writeInt32BE(8 + startup.length, 0);
+    header.writeInt32BE(196608, 4); // protocol 3.0
+    socket.write(Buffer.concat([header, startup]));
+    await new Promise((resolve) => socket.once('data', resolve)); // authentication ok … ready for query
+    const query = Buffer.from('BEGIN; INSERT INTO nowhere VALUES (1)\0'); // fails: the backend now skips to a Sync
+    const parse = Buffer.alloc(1 + 4 + 1 + query.length + 2);
+    parse.write('P', 0);
+    parse.writeInt32BE(parse.length - 1, 1);
+    query.copy(parse, 6);
+    socket.write(parse); // and no Sync: the client dies in the middle
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    socket.destroy();
+    expect(await db.sql.rows('SELECT 3 AS three')).toEqual([{ three: 3 }]);
+  });
+
   it('serves its socket from a directory only this user can enter', () => {
     expect(statSync(socketDirOf(thread)).mode & 0o777).toBe(0o700);
   });
@@ -138,6 +171,39 @@ describe('the embedded database thread on a data directory', () => {
     await again.close();
   });
 
+  it('stops cleanly while still opening: the directory is released and opens again with its data', async () => {
+    const dir = path.join(tempDir(), 'pglite');
+    const first = await createDatabase({ pgliteDir: dir });
+    await first.prisma.user.create({ data: { name: 'Early', email: 'early@example.com' } });
+    await first.close();
+    const stoppedEarly = startPGliteThread(dir);
+    await stoppedEarly.stop(); // before it listens: PGlite is closed once open, never cut in the middle of its close
+    await expect(stoppedEarly.listening).resolves.toBeUndefined();
+    expect(existsSync(socketDirOf(stoppedEarly))).toBe(false);
+    const again = await createDatabase({ pgliteDir: dir });
+    expect(await again.prisma.user.count({ where: { email: 'early@example.com' } })).toBe(1);
+    await again.close();
+  });
+
+  it('keeps its socket path within what Unix sockets take, with a long TMPDIR (Node would cut it silently)', () => {
+    const longTmp = path.join(tempDir(), 'a-long-temporary-directory-'.repeat(3));
+    mkdirSync(longTmp, { recursive: true });
+    const script = [
+      "import { startPGliteThread } from './packages/db/src/embedded/pglite-thread.ts';",
+      "const thread = startPGliteThread('memory://');",
+      'await thread.listening;',
+      "console.log(new URL(thread.url).searchParams.get('host'));",
+      'await thread.stop();',
+    ].join('\n');
+    const socketDir = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, TMPDIR: longTmp },
+      encoding: 'utf8',
+    }).trim();
+    expect(socketDir.startsWith('/tmp/users-posts-pglite-')).toBe(true);
+    expect(Buffer.byteLength(path.join(socketDir, '.s.PGSQL.5432'))).toBeLessThanOrEqual(103);
+  });
+
   it('fails to start on a directory PGlite cannot open, says why, and releases the directory', async () => {
     const dir = path.join(tempDir(), 'pglite');
     const thread = startPGliteThread(dir);
@@ -145,7 +211,7 @@ describe('the embedded database thread on a data directory', () => {
     await thread.stop();
     writeFileSync(path.join(dir, 'PG_VERSION'), '9\n'); // a data directory of another PostgreSQL version
     const broken = startPGliteThread(dir);
-    await expect(broken.listening).rejects.toThrow(/PGlite failed to initialize/);
+    await expect(broken.listening).rejects.toThrow(`the embedded database at ${dir} cannot be opened: PGlite failed to initialize properly`);
     expect(existsSync(socketDirOf(broken))).toBe(false);
     await startPGliteThread(dir).stop(); // the lock was released: a new opener may take it
   });

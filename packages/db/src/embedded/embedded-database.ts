@@ -1,13 +1,15 @@
 // The embedded PGlite database, in its own thread, reached like a PostgreSQL server: adapter-pg over a one-connection pool.
 import { PrismaPg } from '@prisma/adapter-pg';
 import { createPool, makeDatabase, type Database } from '../database.js';
-import { applyMigrations } from '../migrate.js';
+import { applyMigrations, readMigrations } from '../migrate.js';
 import { startPGliteThread, type PGliteThread } from './pglite-thread.js';
 
 /** A database whose thread is starting: usable once `ready` resolves (it rejects, with everything released, if it cannot start). */
 export interface StartingDatabase {
   database: Database;
   ready: Promise<void>;
+  /** The thread that runs PGlite (to hear of its crash: `thread.onUnexpectedExit`). */
+  thread: PGliteThread;
   /** Who hears about the pool's connection failing while idle (the thread stopped under it). */
   onPoolError(listener: (error: Error) => void): void;
 }
@@ -26,10 +28,13 @@ export function startEmbeddedDatabase(dirOrThread: string | PGliteThread, option
   const poolErrorListeners: ((error: Error) => void)[] = [];
   // Never idle-closed: a new connection would only cost a startup round.
   const pool = createPool(thread.url, { max: 1, idleTimeoutMillis: 0 }, (error) => poolErrorListeners.forEach((listener) => listener(error)));
+  // The migration files are read while the thread opens PGlite.
+  const migrations = options.migrate ? readMigrations() : undefined;
+  migrations?.catch(() => undefined); // awaited below; a failure to read them fails `ready`
   const ready = (async () => {
     try {
       await thread.listening;
-      if (options.migrate) await applyMigrations({ databaseUrl: thread.url });
+      if (migrations) await applyMigrations({ databaseUrl: thread.url, pool }, { migrations });
     } catch (error) {
       await pool.end().catch(() => undefined);
       await thread.stop();
@@ -47,7 +52,7 @@ export function startEmbeddedDatabase(dirOrThread: string | PGliteThread, option
     },
     pool,
   );
-  return { database, ready, onPoolError: (listener) => void poolErrorListeners.push(listener) };
+  return { database, ready, thread, onPoolError: (listener) => void poolErrorListeners.push(listener) };
 }
 
 /** startEmbeddedDatabase, once ready. */

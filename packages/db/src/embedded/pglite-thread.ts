@@ -22,27 +22,38 @@ export interface PGliteThread {
   listening: Promise<void>;
   /** Closes PGlite (it flushes its files), ends the thread, releases the directory. Idempotent. */
   stop(): Promise<void>;
+  /** Who hears that the thread ended on its own after it was listening (PGlite crashed): its error, if it threw one. */
+  onUnexpectedExit(listener: (error: Error) => void): void;
 }
 
 type WorkerMessage = { type: 'ready' } | { type: 'failed'; error: SerialisedError } | { type: 'closed' };
 type SerialisedError = { name?: string; message: string; stack?: string; code?: unknown; errno?: unknown; syscall?: unknown; path?: unknown };
 
 /** The worker's error as an Error of this thread, with the fields start-up messages read (code, syscall, path). */
-function revive(serialised: SerialisedError): Error {
-  const error = Object.assign(new Error(serialised.message), serialised);
-  if (serialised.stack) error.stack = serialised.stack;
+function revive({ stack, ...fields }: SerialisedError): Error {
+  const error = Object.assign(new Error(fields.message), fields);
+  if (stack) error.stack = stack;
   return error;
 }
 
-/** The next message of `worker`, or its failure: an error it threw, or its exit before saying anything. */
-function nextMessage(worker: Worker): Promise<WorkerMessage> {
-  return new Promise((resolve, reject) => {
-    const onMessage = (message: WorkerMessage) => (settle(), resolve(message));
-    const onError = (error: Error) => (settle(), reject(error));
-    const onExit = (code: number) => (settle(), reject(new Error(`the embedded database's thread stopped (exit code ${code})`)));
-    const settle = () => worker.off('message', onMessage).off('error', onError).off('exit', onExit);
-    worker.on('message', onMessage).on('error', onError).on('exit', onExit);
-  });
+/** Socket directories of threads not yet stopped, removed if the process exits first. */
+const socketDirs = new Set<string>();
+process.once('exit', () => socketDirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
+/** Longest Unix socket path that every platform takes whole (Linux 107 bytes, macOS 103); Node truncates longer ones silently. */
+const MAX_SOCKET_PATH = 103;
+const SOCKET_FILE = '.s.PGSQL.5432'; // where libpq-style clients look for "port 5432" in a socket directory
+
+/**
+ * A new 0700 directory for the socket: no other local user can reach it (PGlite asks for no password). In the temporary
+ * directory, or in /tmp when that one's path is too long for a socket path (a long TMPDIR, as on macOS).
+ */
+function createSocketDir(): string {
+  const prefix = 'users-posts-pglite-';
+  const fits = (base: string) => Buffer.byteLength(path.join(base, `${prefix}XXXXXX`, SOCKET_FILE)) <= MAX_SOCKET_PATH;
+  const base = [os.tmpdir(), '/tmp'].find(fits);
+  if (!base) throw new Error(`the temporary directory's path is too long for a Unix socket (${os.tmpdir()}): set TMPDIR to a shorter one`);
+  return mkdtempSync(path.join(base, prefix));
 }
 
 /**
@@ -54,46 +65,73 @@ function nextMessage(worker: Worker): Promise<WorkerMessage> {
  */
 export function startPGliteThread(dir: string): PGliteThread {
   const release = dir === 'memory://' ? () => undefined : lockDirectory(dir);
-  // Created here, 0700 (no other local user can reach the socket, and PGlite asks for no password), so that the
-  // socket's address is known before the thread listens on it.
+  // Created here, so that the socket's address is known before the thread listens on it.
   let socketDir: string;
   try {
-    socketDir = mkdtempSync(path.join(os.tmpdir(), 'users-posts-pglite-'));
+    socketDir = createSocketDir();
   } catch (error) {
     release();
     throw error;
   }
-  const removeSocketDir = () => rmSync(socketDir, { recursive: true, force: true });
-  process.once('exit', removeSocketDir);
+  socketDirs.add(socketDir);
   const worker = new Worker(new URL('./pglite-worker.js', import.meta.url), {
-    workerData: { dataDir: dir, socketDir, postgresqlConf: PGLITE_POSTGRESQL_CONF },
+    workerData: { dataDir: dir, socketPath: path.join(socketDir, SOCKET_FILE), postgresqlConf: PGLITE_POSTGRESQL_CONF },
     // Not the process's flags: a loader (`--import tsx` under pnpm dev or the seed) would load again for nothing,
     // and `--input-type` or `-e` make no sense for a file.
     execArgv: [],
   });
 
-  let stopped: Promise<void> | undefined;
+  // The thread's messages: the first says whether it listens; 'closed' answers stop(). Its end is watched for good.
+  const messages: WorkerMessage[] = [];
+  const waiting: (() => void)[] = [];
+  let exit: { code: number; error?: Error } | undefined;
+  let listeningNow = false;
+  const exitListeners: ((error: Error) => void)[] = [];
+  const wake = () => waiting.splice(0).forEach((resolve) => resolve());
+  worker.on('message', (message: WorkerMessage) => (messages.push(message), wake()));
+  worker.on('error', (error) => ((exit ??= { code: 1, error }), wake()));
+  worker.on('exit', (code) => {
+    exit = { code, error: exit?.error };
+    wake();
+    if (listeningNow && !stopping) {
+      const error = exit.error ?? new Error(`the embedded database's thread ended on its own (exit code ${code})`);
+      exitListeners.forEach((listener) => listener(error));
+    }
+  });
+  /** The first message that `accept`s, or undefined once the thread has ended without one. */
+  const waitFor = async (accept: (message: WorkerMessage) => boolean): Promise<WorkerMessage | undefined> => {
+    for (;;) {
+      const index = messages.findIndex(accept);
+      if (index >= 0) return messages.splice(index, 1)[0];
+      if (exit) return undefined;
+      await new Promise<void>((resolve) => waiting.push(resolve));
+    }
+  };
+
+  let stopping: Promise<void> | undefined;
   const stop = () =>
-    (stopped ??= (async () => {
-      const closed = nextMessage(worker).catch(() => undefined);
-      worker.postMessage('close');
-      await closed;
-      await worker.terminate();
+    (stopping ??= (async () => {
+      if (!exit) {
+        worker.postMessage('close'); // handled once it listens, if it is still opening PGlite: never cut mid-close
+        await waitFor((message) => message.type === 'closed');
+        await worker.terminate();
+      }
       release();
-      removeSocketDir();
-      process.off('exit', removeSocketDir);
+      rmSync(socketDir, { recursive: true, force: true });
+      socketDirs.delete(socketDir);
     })());
-  const listening = nextMessage(worker).then(
-    async (first) => {
-      if (first.type === 'ready') return;
-      await stop();
-      throw first.type === 'failed' ? revive(first.error) : new Error('the embedded database did not start');
-    },
-    async (error: unknown) => {
-      await stop();
-      throw error;
-    },
-  );
+  const listening = waitFor((message) => message.type !== 'closed').then(async (first) => {
+    if (first?.type === 'ready') return void (listeningNow = true);
+    await stop();
+    if (first?.type === 'failed') throw revive(first.error);
+    throw exit?.error ?? new Error(`the embedded database's thread stopped (exit code ${exit?.code}) before it opened the database`);
+  });
   listening.catch(() => undefined); // not unhandled while nobody awaits it yet; whoever awaits it still gets the error
-  return { dir, url: `postgresql://postgres@localhost/postgres?host=${encodeURIComponent(socketDir)}`, listening, stop };
+  return {
+    dir,
+    url: `postgresql://postgres@localhost/postgres?host=${encodeURIComponent(socketDir)}`,
+    listening,
+    stop,
+    onUnexpectedExit: (listener) => void exitListeners.push(listener),
+  };
 }

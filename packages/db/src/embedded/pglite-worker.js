@@ -1,17 +1,16 @@
 // @ts-check
 // The embedded database's thread: opens PGlite on its data directory and serves it over the PostgreSQL wire protocol
-// on a Unix socket in a directory only this user can enter (embedded-database.ts starts it, creates that directory and
+// on a Unix socket in a directory only this user can enter (pglite-thread.ts starts it, creates that directory and
 // owns the data directory's lock).
 //
 // Plain JS so that it runs as a worker under every way the code runs (the bundle, tsx, jest) without a loader.
 import { createServer } from 'node:net';
-import path from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { ExclusiveQueue, serveConnection } from './wire-protocol-bridge.js';
 
-/** @type {{ dataDir: string, socketDir: string, postgresqlConf: string[] }} */
-const { dataDir, socketDir, postgresqlConf } = workerData;
+/** @type {{ dataDir: string, socketPath: string, postgresqlConf: string[] }} */
+const { dataDir, socketPath, postgresqlConf } = workerData;
 const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort);
 
 /** An error as plain data (a worker can post only that): its class name, message and the fields callers read. */
@@ -23,7 +22,11 @@ function serialise(/** @type {any} */ error) {
 /** @type {PGlite | undefined} */
 let pglite;
 try {
-  pglite = await PGlite.create(dataDir === 'memory://' ? undefined : dataDir, { postgresqlconf: postgresqlConf });
+  pglite = await PGlite.create(dataDir === 'memory://' ? undefined : dataDir, { postgresqlconf: postgresqlConf }).catch((error) => {
+    // Which database, for the start-up line; a system error's fields (code, path) are kept for its advice.
+    const fields = serialise(error);
+    throw Object.assign(new Error(), fields, { message: `the embedded database at ${dataDir} cannot be opened: ${fields.message}` });
+  });
   const queue = new ExclusiveQueue(pglite);
   /** @type {Set<import('node:net').Socket>} */
   const connections = new Set();
@@ -31,8 +34,12 @@ try {
     connections.add(socket.once('close', () => connections.delete(socket)));
     serveConnection(socket, queue);
   });
-  const socketPath = path.join(socketDir, '.s.PGSQL.5432'); // where libpq-style clients look for port 5432
-  await new Promise((resolve, reject) => server.once('error', reject).listen(socketPath, () => resolve(undefined)));
+  await new Promise((resolve, reject) => {
+    // Said as what it is: a `listen` error would otherwise read as the HTTP port's ("port in use: set PORT").
+    const failed = (/** @type {NodeJS.ErrnoException} */ error) =>
+      reject(Object.assign(new Error(`the embedded database cannot listen on its socket ${socketPath}: ${error.message}`), { code: error.code }));
+    server.once('error', failed).listen(socketPath, () => resolve(undefined));
+  });
 
   port.on('message', async (message) => {
     if (message !== 'close') return;
