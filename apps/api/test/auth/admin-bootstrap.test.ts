@@ -9,6 +9,8 @@ describe('administrator bootstrap', () => {
   it('creates the admin with an argon2id hash, and updates it on the next start', async () => {
     const database = await createTestDatabase();
     const first = await buildApp(testConfig({ admin: { email: 'Root@Example.com', password: 'first-password' } }), { database });
+    // Ensured once the app is ready (the embedded database opens in its own thread until then), as listen() makes it.
+    await first.ready();
     const created = await first.db.prisma.user.findUniqueOrThrow({ where: { email: 'root@example.com' } });
     expect(created.role).toBe('ADMIN');
     expect(created.passwordHash).toMatch(/^\$argon2id\$/);
@@ -17,6 +19,7 @@ describe('administrator bootstrap', () => {
     // A user demoted by hand is promoted again, with the new password, and no second row appears.
     await first.db.prisma.user.update({ where: { id: created.id }, data: { role: 'USER' } });
     const reopened = await buildApp(testConfig({ admin: { email: 'root@example.com', password: 'second-password' } }), { database });
+    await reopened.ready();
     const updated = await reopened.db.prisma.user.findUniqueOrThrow({ where: { id: created.id } });
     expect(updated.role).toBe('ADMIN');
     expect(await verifyPassword(updated.passwordHash!, 'second-password')).toBe(true);
