@@ -12,7 +12,7 @@ export type { Database, DatabaseKind, PoolOptions, PoolStats } from './database.
 export type { SqlArg, SqlReader } from './sql-reader.js';
 export { DEFAULT_POOL_OPTIONS } from './database.js';
 export { isDatabaseUnavailableError } from './unavailable.js';
-export { DirectoryLockedError, directoryOwner, lockDirectory, type DirectoryOwner } from '@users-posts/schema-engine-bridge';
+export { DirectoryLockedError, directoryOwner, lockDirectory, type DirectoryOwner } from '@users-posts/schema-engine-bridge/directory-lock';
 export { applyMigrations, readMigrations, MIGRATIONS_DIR, type MigrationTarget } from './migrate.js';
 export { countStatements, type StatementCounter } from './statement-counter.js';
 export { PrismaClient, Prisma, Role, OrderStatus } from './generated/prisma/client.js';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
-import { openSchemaEngine, pgliteMigrationAdapter, pgMigrationAdapter, type MigrationList } from '@users-posts/schema-engine-bridge';
+import type { MigrationList } from '@users-posts/schema-engine-bridge';
 
 /** The repository's `prisma/migrations` folder. */
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../../prisma/migrations', import.meta.url));
@@ -94,6 +94,8 @@ export async function applyMigrations(
 ): Promise<string[]> {
   const migrationsList = await (options.migrations ?? readMigrations(options.migrationsDir));
   if (await everyMigrationApplied(target, migrationsList)) return [];
+  // Loaded only now: the engine's glue and its adapters (PGlite's JavaScript among them) are not needed on most starts.
+  const { openSchemaEngine, pgliteMigrationAdapter, pgMigrationAdapter } = await import('@users-posts/schema-engine-bridge');
   const factory = 'pglite' in target ? pgliteMigrationAdapter(target.pglite) : pgMigrationAdapter(target.databaseUrl);
   try {
     const engine = await openSchemaEngine({ adapterFactory: factory, datamodels: DATASOURCE_ONLY });
