@@ -1,4 +1,4 @@
-// The Database handle: a Prisma client on PGlite (one in-process connection) or on PostgreSQL (adapter-pg pool).
+// The Database handle: a Prisma client on PostgreSQL or the embedded PGlite (adapter-pg pool), or on an in-process PGlite (tests).
 import type { PGlite } from '@electric-sql/pglite';
 import { PrismaPg } from '@prisma/adapter-pg';
 import type { SqlDriverAdapterFactory } from '@prisma/driver-adapter-utils';
@@ -7,8 +7,6 @@ import { PrismaClient } from './generated/prisma/client.js';
 import { applyMigrations } from './migrate.js';
 import { createPoolSqlReader, createSqlReader, type SqlReader } from './sql-reader.js';
 import { statementEmitter, tapAdapterFactory } from './statement-counter.js';
-
-export { PGLITE_POSTGRESQL_CONF } from './embedded/pglite-thread.js';
 
 export type DatabaseKind = 'pglite' | 'postgres';
 

@@ -7,7 +7,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
-import { openPGliteDatabase, openPostgresDatabase, PGLITE_POSTGRESQL_CONF, type Database } from './database.js';
+import { openPGliteDatabase, openPostgresDatabase, type Database } from './database.js';
+import { PGLITE_POSTGRESQL_CONF } from './embedded/pglite-thread.js';
 import { applyMigrations, readMigrations } from './migrate.js';
 
 export { countStatements, type StatementCounter } from './statement-counter.js';
