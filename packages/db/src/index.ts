@@ -1,5 +1,4 @@
 // Public API of @users-posts/db: createDatabase (PGlite or PostgreSQL, migrated) and the generated Prisma types.
-import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openPostgresDatabase, type Database, type PoolOptions } from './database.js';
@@ -50,7 +49,7 @@ export async function createDatabase(options: CreateDatabaseOptions = {}): Promi
   if (options.databaseUrl) {
     return openPostgresDatabase(options.databaseUrl, { migrate: options.migrate ?? false, pool: options.pool, onPoolError: options.onPoolError });
   }
+  // The directory is created when missing by the lock (pglite-thread.ts), which is taken first.
   const dir = options.pgliteDir === 'memory://' ? 'memory://' : path.resolve(REPO_ROOT, options.pgliteDir ?? DEFAULT_PGLITE_DIR);
-  if (dir !== 'memory://') await mkdir(dir, { recursive: true });
   return openEmbeddedDatabase(dir, { migrate: options.migrate ?? true, onPoolError: options.onPoolError });
 }

@@ -53,8 +53,10 @@ async function openPostgres(app: FastifyInstance, databaseUrl: string): Promise<
  * it still fails the start.
  */
 function embeddedDatabase(app: FastifyInstance, thread: PGliteThread | undefined): Database {
-  const starting = startEmbeddedDatabase(thread ?? app.config.pgliteDir, { migrate: true });
-  starting.onPoolError((error) => app.log.warn({ err: error }, "the embedded database's connection failed"));
+  const starting = startEmbeddedDatabase(thread ?? app.config.pgliteDir, {
+    migrate: true,
+    onPoolError: (error) => app.log.warn({ err: error }, "the embedded database's connection failed"),
+  });
   // PGlite crashed (its thread ended): nothing can be answered any more, and only a new process opens the directory
   // again. The server stops with exit code 1, for a supervisor to restart it, rather than answer 503 for ever.
   starting.thread.onUnexpectedExit((error) => {

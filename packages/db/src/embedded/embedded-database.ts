@@ -10,8 +10,12 @@ export interface StartingDatabase {
   ready: Promise<void>;
   /** The thread that runs PGlite (to hear of its crash: `thread.onUnexpectedExit`). */
   thread: PGliteThread;
+}
+
+export interface EmbeddedDatabaseOptions {
+  migrate: boolean;
   /** Who hears about the pool's connection failing while idle (the thread stopped under it). */
-  onPoolError(listener: (error: Error) => void): void;
+  onPoolError?: ((error: Error) => void) | undefined;
 }
 
 /**
@@ -23,11 +27,10 @@ export interface StartingDatabase {
  * mapping, migrations), the one the PostgreSQL suites prove, instead of a second adapter. The pool has one
  * connection: PGlite has one backend, and one connection keeps a transaction to itself (others wait for the pool).
  */
-export function startEmbeddedDatabase(dirOrThread: string | PGliteThread, options: { migrate: boolean }): StartingDatabase {
+export function startEmbeddedDatabase(dirOrThread: string | PGliteThread, options: EmbeddedDatabaseOptions): StartingDatabase {
   const thread = typeof dirOrThread === 'string' ? startPGliteThread(dirOrThread) : dirOrThread;
-  const poolErrorListeners: ((error: Error) => void)[] = [];
   // Never idle-closed: a new connection would only cost a startup round.
-  const pool = createPool(thread.url, { max: 1, idleTimeoutMillis: 0 }, (error) => poolErrorListeners.forEach((listener) => listener(error)));
+  const pool = createPool(thread.url, { max: 1, idleTimeoutMillis: 0 }, options.onPoolError);
   // The migration files are read while the thread opens PGlite.
   const migrations = options.migrate ? readMigrations() : undefined;
   migrations?.catch(() => undefined); // awaited below; a failure to read them fails `ready`
@@ -52,16 +55,12 @@ export function startEmbeddedDatabase(dirOrThread: string | PGliteThread, option
     },
     pool,
   );
-  return { database, ready, thread, onPoolError: (listener) => void poolErrorListeners.push(listener) };
+  return { database, ready, thread };
 }
 
 /** startEmbeddedDatabase, once ready. */
-export async function openEmbeddedDatabase(
-  dir: string,
-  options: { migrate: boolean; onPoolError?: ((error: Error) => void) | undefined },
-): Promise<Database> {
+export async function openEmbeddedDatabase(dir: string, options: EmbeddedDatabaseOptions): Promise<Database> {
   const starting = startEmbeddedDatabase(dir, options);
-  if (options.onPoolError) starting.onPoolError(options.onPoolError);
   await starting.ready;
   return starting.database;
 }

@@ -14,8 +14,6 @@ export const PGLITE_POSTGRESQL_CONF = ['shared_buffers = 16MB', 'temp_buffers = 
 
 /** A PGlite data directory being opened in its own thread, served over the PostgreSQL wire protocol at `url`. */
 export interface PGliteThread {
-  /** The data directory, or `memory://`. */
-  dir: string;
   /** A PostgreSQL URL for the thread's Unix socket (pg, adapter-pg and the schema engine connect to it as to a server). */
   url: string;
   /** Resolves once PGlite is open and the socket listens; rejects (with the thread stopped) if it cannot open. */
@@ -128,7 +126,6 @@ export function startPGliteThread(dir: string): PGliteThread {
   });
   listening.catch(() => undefined); // not unhandled while nobody awaits it yet; whoever awaits it still gets the error
   return {
-    dir,
     url: `postgresql://postgres@localhost/postgres?host=${encodeURIComponent(socketDir)}`,
     listening,
     stop,
