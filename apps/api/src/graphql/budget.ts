@@ -21,7 +21,7 @@ import {
   type GraphQLSchema,
 } from 'graphql';
 import { createGraphQLError, isAsyncIterable, type Plugin } from 'graphql-yoga';
-import { operationCost } from './cost.js';
+import { documentOperationCost } from './cost.js';
 import { GraphQLOnlyCodes } from '../errors/app-error.js';
 
 export interface WorkLimits {
@@ -94,7 +94,7 @@ function costOf(args: ExecutionArgs, ceiling: number): number | undefined {
   });
   if (coerced.errors) return undefined; // Likewise: invalid variables run nothing.
   const fragments = fragmentsOf(args.document);
-  return operationCost({ schema: args.schema, fragments, operation, variables: coerced.coerced, ceiling });
+  return documentOperationCost({ schema: args.schema, document: args.document, fragments, operation, variables: coerced.coerced, ceiling });
 }
 
 function fragmentsOf(document: DocumentNode): Record<string, FragmentDefinitionNode> {

@@ -17,6 +17,9 @@ import {
   isObjectType,
   SchemaMetaFieldDef,
   TypeMetaFieldDef,
+  visit,
+  BREAK,
+  type DocumentNode,
   type FieldNode,
   type FragmentDefinitionNode,
   type GraphQLField,
@@ -139,20 +142,90 @@ function schemaField(schema: GraphQLSchema, type: GraphQLObjectType, name: strin
   return name === SchemaMetaFieldDef.name ? SchemaMetaFieldDef : name === TypeMetaFieldDef.name ? TypeMetaFieldDef : undefined;
 }
 
+/**
+ * Whether a variable can change the cost of an operation of `document`: only through a size argument (`limit: $n`,
+ * also inside a list or object value) or an `@skip`/`@include` condition. Any other variable (`user(id: $id)`) is
+ * read by the resolvers, not by the walk.
+ */
+function variablesCanChangeCost(document: DocumentNode): boolean {
+  let found = false;
+  const readsVariable = (node: object) => {
+    let reads = false;
+    visit(node as DocumentNode, {
+      Variable() {
+        reads = true;
+        return BREAK;
+      },
+    });
+    return reads;
+  };
+  visit(document, {
+    Argument(node) {
+      if (SIZE_ARGUMENTS.includes(node.name.value as never) && readsVariable(node.value)) {
+        found = true;
+        return BREAK;
+      }
+      return undefined;
+    },
+    Directive(node) {
+      if ((node.name.value === 'skip' || node.name.value === 'include') && readsVariable(node)) {
+        found = true;
+        return BREAK;
+      }
+      return undefined;
+    },
+  });
+  return found;
+}
+
+const variablesChangeCost = new WeakMap<DocumentNode, boolean>();
+/** A finished walk: its cost, and its bound (the larger of the cost and the fields visited, see selectionCost). */
+const walkByOperation = new WeakMap<OperationDefinitionNode, { schema: GraphQLSchema; cost: number; bound: number }>();
+
+/**
+ * operationCost, remembered per operation of a document whose variables cannot change it (most documents, e.g. a
+ * query by id): Yoga's parser cache hands the same DocumentNode for the same text, so a repeated query is walked once.
+ * The answer is the one operationCost gives: a walk under a lower ceiling stops (`Infinity`) exactly when the ceiling
+ * is below the cost or below the fields it visits, so both are kept.
+ */
+export function documentOperationCost(input: CostInput & { document: DocumentNode }): number {
+  let variablesMatter = variablesChangeCost.get(input.document);
+  if (variablesMatter === undefined) {
+    variablesMatter = variablesCanChangeCost(input.document);
+    variablesChangeCost.set(input.document, variablesMatter);
+  }
+  if (variablesMatter) return operationCost(input);
+  let walked = walkByOperation.get(input.operation);
+  if (walked?.schema !== input.schema) {
+    const result = walk(input);
+    if (!result) return Number.POSITIVE_INFINITY; // stopped: its bound is not known
+    walked = { schema: input.schema, ...result };
+    walkByOperation.set(input.operation, walked);
+  }
+  return walked.bound > input.ceiling ? Number.POSITIVE_INFINITY : walked.cost;
+}
+
 /** The operation's cost, or `Infinity` once it passes `ceiling` (the walk stops there). */
 export function operationCost(input: CostInput): number {
+  return walk(input)?.cost ?? Number.POSITIVE_INFINITY;
+}
+
+/** The cost and bound of a walk that finished under `ceiling`; undefined where it stopped. */
+function walk(input: CostInput): { cost: number; bound: number } | undefined {
   const root =
     input.operation.operation === 'query'
       ? input.schema.getQueryType()
       : input.operation.operation === 'mutation'
         ? input.schema.getMutationType()
         : input.schema.getSubscriptionType();
-  if (!root) return 0;
+  if (!root) return { cost: 0, bound: 0 };
+  const budget = { left: input.ceiling };
   try {
     const fields = collectFields(input.schema, input.fragments, input.variables, root, input.operation.selectionSet);
-    return selectionCost(root, fields, input, { left: input.ceiling });
+    const cost = selectionCost(root, fields, input, budget);
+    return { cost, bound: Math.max(cost, input.ceiling - budget.left) };
   } catch (error) {
-    if (error instanceof CostExceeded) return Number.POSITIVE_INFINITY;
+    if (error instanceof CostExceeded) return undefined;
     throw error;
   }
 }

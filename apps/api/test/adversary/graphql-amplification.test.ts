@@ -144,6 +144,14 @@ describe('attack: amplification through nested lists, aliases, batches, fragment
     expect(codes((await attack({ query: connection, variables: { n: 1 } })).body)).toEqual([]);
   });
 
+
+  it('costs a repeated document again when a variable can change it (@include), though the cost of others is remembered', async () => {
+    // A cheap first run must not let the same text through later with the expensive branch switched on.
+    const query = `query ($all: Boolean!) { user(id: "1") { id } ${aliased('users(limit: 100) { posts { author { posts { id } } } }', 3).slice(1, -1).replace(/\(limit: 100\)/g, '(limit: 100) @include(if: $all)')} }`;
+    expect(codes((await attack({ query, variables: { all: false } })).body)).toEqual([]);
+    expectRefused(await attack({ query, variables: { all: true } }));
+    expect(codes((await attack({ query, variables: { all: false } })).body)).toEqual([]);
+  });
   it('counts an explicit null size as the default the resolver uses (recentPosts 10, postsConnection 20), not as 1', async () => {
     // 15 × 370 with limit 10 (refused); counted as 1 it would have been 15 × 37 and run.
     expectRefused(await attack({ query: aliased('recentPosts(limit: null) { author { posts { author { posts { title } } } } }') }));
