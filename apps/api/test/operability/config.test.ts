@@ -3,7 +3,8 @@ import { describe, expect, it } from '@jest/globals';
 import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { loadConfig } from '../../src/config.js';
+import { Ajv } from 'ajv';
+import { CONFIG_SCHEMA, loadConfig } from '../../src/config.js';
 import { repoRoot } from '../../src/paths.js';
 
 const tempDir = () => mkdtempSync(path.join(os.tmpdir(), 'users-posts-config-'));
@@ -52,6 +53,19 @@ describe('loadConfig', () => {
     [{ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }, /OTEL_EXPORTER_OTLP_ENDPOINT/],
   ])('rejects %p with a message naming the variable', (env, message) => {
     expect(() => loadConfig({ DATA_DIR: tempDir(), ...env })).toThrow(message);
+  });
+
+  it('says every bad variable at once, as env/NAME, and ignores variables it does not know', () => {
+    expect(() => loadConfig({ DATA_DIR: tempDir(), PORT: 'eighty', LOG_LEVEL: 'loud' })).toThrow(
+      /^env\/PORT must be integer, env\/LOG_LEVEL must be equal to one of the allowed values$/,
+    );
+    expect(loadConfig({ DATA_DIR: tempDir(), PATH: '/usr/bin', HOME: '/root', PORT: '4100' }).port).toBe(4100);
+  });
+
+  it('has a schema that is valid JSON Schema (the start does not check it, to save compiling the meta-schema)', () => {
+    const ajv = new Ajv({ allowUnionTypes: true });
+    expect(ajv.validateSchema(CONFIG_SCHEMA)).toBe(true);
+    expect(() => ajv.compile(CONFIG_SCHEMA)).not.toThrow();
   });
 
   it('generates secrets once outside production and keeps them in the data dir', () => {
