@@ -6,7 +6,6 @@
 // exactly as graphql-js collects them for execution (merged by response key, @skip/@include applied with the
 // operation's variables, each fragment once per selection set), so the cost is the cost of what would run.
 import {
-  getArgumentValues,
   getNamedType,
   getNullableType,
   isListType,
@@ -17,6 +16,7 @@ import {
   isObjectType,
   SchemaMetaFieldDef,
   TypeMetaFieldDef,
+  valueFromAST,
   visit,
   BREAK,
   type DocumentNode,
@@ -93,24 +93,31 @@ function estimatesOf(schema: GraphQLSchema): Record<string, number> {
   return estimates;
 }
 
-/** How many items a list (or connection) field is counted as: its size argument when given, else the documented estimate. */
+/**
+ * How many items a list (or connection) field is counted as: its size argument when given, else the documented
+ * estimate. Only the size arguments are read (documentOperationCost relies on it: no other argument changes a cost).
+ */
 function listSize(parent: GraphQLObjectType, field: GraphQLField<unknown, unknown>, node: FieldNode, input: CostInput): number {
-  let args: Record<string, unknown>;
-  try {
-    args = getArgumentValues(field, node, input.variables);
-  } catch {
-    args = {}; // An invalid argument fails execution of this field anyway; count the estimate meanwhile.
-  }
   for (const name of SIZE_ARGUMENTS) {
-    // An explicit null takes the argument's default, as the resolvers do (`recentPosts(limit: null)` returns 10).
-    const value = args[name] ?? field.args.find((arg) => arg.name === name)?.defaultValue;
+    const definition = field.args.find((arg) => arg.name === name);
+    if (!definition) continue;
+    const given = node.arguments?.find((argument) => argument.name.value === name);
+    // An invalid value fails execution of this field anyway (undefined here): it counts as the default meanwhile.
+    // An explicit null takes the argument's default too, as the resolvers do (`recentPosts(limit: null)` returns 10).
+    const value = (given && valueFromAST(given.value, definition.type, input.variables)) ?? definition.defaultValue;
     if (typeof value === 'number' && Number.isFinite(value) && value > 0) return Math.ceil(value);
   }
   return estimatesOf(input.schema)[`${parent.name}.${field.name}`] ?? 1;
 }
 
+/** What a walk may still visit (`left`, from the ceiling down) and what it has visited. */
+interface WalkBudget {
+  left: number;
+  visited: number;
+}
+
 /** Cost of the fields collected on `type`: each object or list field costs size × (1 + the cost of its selection). */
-function selectionCost(type: GraphQLObjectType, fields: Map<string, readonly FieldNode[]>, input: CostInput, budget: { left: number }): number {
+function selectionCost(type: GraphQLObjectType, fields: Map<string, readonly FieldNode[]>, input: CostInput, budget: WalkBudget): number {
   let total = 0;
   for (const nodes of fields.values()) {
     const node = nodes[0]!;
@@ -125,6 +132,7 @@ function selectionCost(type: GraphQLObjectType, fields: Map<string, readonly Fie
       isListType(returned) || field.args.some((arg) => SIZE_ARGUMENTS.includes(arg.name as never)) ? listSize(type, field, node, input) : 1;
     // Each visited field (but introspection's single objects) adds at least 1 to the cost, so more visits than the
     // ceiling mean a cost above it (or an absurd document): this bounds the walk itself, whatever fragments do.
+    budget.visited++;
     if (--budget.left < 0) throw new CostExceeded();
     const inner = selectionCost(named, collectSubfields(input.schema, input.fragments, input.variables, named, nodes), input, budget);
     // A single object inside introspection (`type`, `ofType` chains) adds nothing of its own: introspection's size is
@@ -180,7 +188,7 @@ function variablesCanChangeCost(document: DocumentNode): boolean {
 
 const variablesChangeCost = new WeakMap<DocumentNode, boolean>();
 /** A finished walk: its cost, and its bound (the larger of the cost and the fields visited, see selectionCost). */
-const walkByOperation = new WeakMap<OperationDefinitionNode, { schema: GraphQLSchema; cost: number; bound: number }>();
+const walkByOperation = new WeakMap<OperationDefinitionNode, { schema: GraphQLSchema; document: DocumentNode; cost: number; bound: number }>();
 
 /**
  * operationCost, remembered per operation of a document whose variables cannot change it (most documents, e.g. a
@@ -196,10 +204,11 @@ export function documentOperationCost(input: CostInput & { document: DocumentNod
   }
   if (variablesMatter) return operationCost(input);
   let walked = walkByOperation.get(input.operation);
-  if (walked?.schema !== input.schema) {
+  // The fragments are the document's, the field definitions the schema's: both must be the ones it was walked with.
+  if (walked?.schema !== input.schema || walked.document !== input.document) {
     const result = walk(input);
     if (!result) return Number.POSITIVE_INFINITY; // stopped: its bound is not known
-    walked = { schema: input.schema, ...result };
+    walked = { schema: input.schema, document: input.document, ...result };
     walkByOperation.set(input.operation, walked);
   }
   return walked.bound > input.ceiling ? Number.POSITIVE_INFINITY : walked.cost;
@@ -219,11 +228,11 @@ function walk(input: CostInput): { cost: number; bound: number } | undefined {
         ? input.schema.getMutationType()
         : input.schema.getSubscriptionType();
   if (!root) return { cost: 0, bound: 0 };
-  const budget = { left: input.ceiling };
+  const budget: WalkBudget = { left: input.ceiling, visited: 0 };
   try {
     const fields = collectFields(input.schema, input.fragments, input.variables, root, input.operation.selectionSet);
     const cost = selectionCost(root, fields, input, budget);
-    return { cost, bound: Math.max(cost, input.ceiling - budget.left) };
+    return { cost, bound: Math.max(cost, budget.visited) };
   } catch (error) {
     if (error instanceof CostExceeded) return undefined;
     throw error;

@@ -144,10 +144,11 @@ describe('attack: amplification through nested lists, aliases, batches, fragment
     expect(codes((await attack({ query: connection, variables: { n: 1 } })).body)).toEqual([]);
   });
 
-
   it('costs a repeated document again when a variable can change it (@include), though the cost of others is remembered', async () => {
     // A cheap first run must not let the same text through later with the expensive branch switched on.
-    const query = `query ($all: Boolean!) { user(id: "1") { id } ${aliased('users(limit: 100) { posts { author { posts { id } } } }', 3).slice(1, -1).replace(/\(limit: 100\)/g, '(limit: 100) @include(if: $all)')} }`;
+    const query = `query ($all: Boolean!) { user(id: "1") { id } ${aliased('users(limit: 100) { posts { author { posts { id } } } }', 3)
+      .slice(1, -1)
+      .replace(/\(limit: 100\)/g, '(limit: 100) @include(if: $all)')} }`;
     expect(codes((await attack({ query, variables: { all: false } })).body)).toEqual([]);
     expectRefused(await attack({ query, variables: { all: true } }));
     expect(codes((await attack({ query, variables: { all: false } })).body)).toEqual([]);
