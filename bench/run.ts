@@ -43,11 +43,13 @@ async function startupFigures(postgres: BenchPostgres): Promise<StartupResult> {
   const startupDb = await freshDatabase(postgres.adminUrl, `bench_startup_${Date.now()}`);
   const onPostgres = await measurePostgresStartup(startupDb.url).finally(() => startupDb.drop());
   console.log('\nstartup on PostgreSQL');
-  console.log(`  start to ready: ${onPostgres.startMs} ms, idle RSS after ready + 3 s: ${onPostgres.idleRssMb} MB`);
+  console.log(
+    `  start to ready, median of ${onPostgres.startsMs.length}: ${median(onPostgres.startsMs)} ms  [${onPostgres.startsMs.join(', ')}]; idle RSS after ready + 3 s: ${onPostgres.idleRssMb} MB`,
+  );
   return {
     coldStartMs: median(startup.laterStartsMs),
     idleRssMb: startup.idleRssMb,
-    postgresStartMs: onPostgres.startMs,
+    postgresStartMs: median(onPostgres.startsMs),
     postgresIdleRssMb: onPostgres.idleRssMb,
   };
 }
