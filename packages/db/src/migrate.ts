@@ -44,23 +44,28 @@ interface AppliedRow {
   checksum: string;
 }
 
+/** Anything that answers a query with rows: PGlite, a pg pool or a pg client. */
+type Queryable = { query<T>(text: string): Promise<{ rows: T[] }> };
+
 /** Rows of migrations that finished and were not rolled back; undefined when the history table does not exist. */
+async function appliedMigrationsIn(database: Queryable): Promise<AppliedRow[] | undefined> {
+  const { rows } = await database.query<{ present: boolean }>(`SELECT to_regclass('_prisma_migrations') IS NOT NULL AS present`);
+  if (!rows[0]?.present) return undefined;
+  return (
+    await database.query<AppliedRow>(
+      `SELECT migration_name, checksum FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL`,
+    )
+  ).rows;
+}
+
+/** appliedMigrationsIn the target: its PGlite or pool as they are, else a connection of its own for the question. */
 async function appliedMigrations(target: MigrationTarget): Promise<AppliedRow[] | undefined> {
-  const sql = `SELECT migration_name, checksum FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL`;
-  const exists = `SELECT to_regclass('_prisma_migrations') IS NOT NULL AS present`;
-  if ('pglite' in target) {
-    const { rows } = await target.pglite.query<{ present: boolean }>(exists);
-    return rows[0]?.present ? (await target.pglite.query<AppliedRow>(sql)).rows : undefined;
-  }
-  if (target.pool) {
-    const { rows } = await target.pool.query<{ present: boolean }>(exists);
-    return rows[0]?.present ? (await target.pool.query<AppliedRow>(sql)).rows : undefined;
-  }
+  if ('pglite' in target) return appliedMigrationsIn(target.pglite);
+  if (target.pool) return appliedMigrationsIn(target.pool);
   const client = new pg.Client({ connectionString: target.databaseUrl });
   await client.connect();
   try {
-    const { rows } = await client.query<{ present: boolean }>(exists);
-    return rows[0]?.present ? (await client.query<AppliedRow>(sql)).rows : undefined;
+    return await appliedMigrationsIn(client);
   } finally {
     await client.end();
   }

@@ -1,18 +1,13 @@
 // The ownership lock of a PGlite data directory (src/directory-lock.js): one owner, refusals naming it, stale takeover.
-import { afterAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createDatabase, DirectoryLockedError, directoryOwner, lockDirectory } from '../src/index.js';
+import { temporaryDirectories } from './support/temp-dirs.js';
 
-const dirs: string[] = [];
-const tempDir = () => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'users-posts-lock-'));
-  dirs.push(dir);
-  return dir;
-};
-afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+const tempDir = temporaryDirectories('users-posts-lock-');
 
 /** A pid that is certainly not alive: a child that has exited (and been reaped). */
 const deadPid = () => spawnSync(process.execPath, ['-e', '0']).pid!;

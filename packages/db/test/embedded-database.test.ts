@@ -2,21 +2,15 @@
 // isolation of transactions between connections, hostile bytes on its socket, and the thread's start and stop.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { createDatabase, REPO_ROOT, startEmbeddedDatabase, type Database, type StartingDatabase } from '../src/index.js';
 import { startPGliteThread, type PGliteThread } from '../src/embedded/pglite-thread.js';
+import { temporaryDirectories } from './support/temp-dirs.js';
 
-const dirs: string[] = [];
-const tempDir = () => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'users-posts-embedded-'));
-  dirs.push(dir);
-  return dir;
-};
-afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+const tempDir = temporaryDirectories('users-posts-embedded-');
 
 /** The socket directory of a thread's URL (…?host=<dir>). */
 const socketDirOf = (thread: PGliteThread) => new URL(thread.url).searchParams.get('host')!;
