@@ -1,10 +1,11 @@
 // The public JSON shape of each model (SPEC §4): camelCase, numeric ids, ISO timestamps, never secrets.
 import type { components } from '@users-posts/contracts';
-import type { Comment, Order, Post, User } from '@users-posts/db';
+import type { Comment, Order, Post } from '@users-posts/db';
+import type { PublicUser } from '../services/users.js';
 
 type Schemas = components['schemas'];
 
-export function userResource(user: User): Schemas['User'] {
+export function userResource(user: PublicUser): Schemas['User'] {
   return {
     id: user.id,
     name: user.name,

@@ -22,7 +22,7 @@ export interface NewComment {
   body: string;
 }
 
-/** Every column of `comments` under the model's field names (see USER_COLUMNS). */
+/** Every column of `comments` under the model's field names (see PUBLIC_USER_COLUMNS in users.ts). */
 export const COMMENT_COLUMNS = 'id, body, post_id AS "postId", author_id AS "authorId", created_at AS "createdAt", version';
 
 /** The comments collection for the pager. */

@@ -42,7 +42,7 @@ function checkOrder(input: NewOrder): void {
   if (fields.length) throw new AppError('VALIDATION_FAILED', 'Validation failed', fields);
 }
 
-/** Every column of `orders` under the model's field names (see USER_COLUMNS). */
+/** Every column of `orders` under the model's field names (see PUBLIC_USER_COLUMNS in users.ts). */
 export const ORDER_COLUMNS = 'id, user_id AS "userId", product, quantity, total_cents AS "totalCents", status, created_at AS "createdAt", version';
 
 /** The orders collection for the pager (`status` compares in enum order, as PostgreSQL sorts it). */

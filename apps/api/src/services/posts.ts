@@ -45,7 +45,7 @@ function pageSize(value: number, field: string): number {
 const CONNECTION_SCOPE = { collection: 'Query.postsConnection', field: 'id', direction: 'asc', filters: null } as const;
 const postCursor = (post: Post) => encodeCursor(CONNECTION_SCOPE, post.id, post.id);
 
-/** Every column of `posts` under the model's field names, for the hot reads through the SQL reader (see USER_COLUMNS). */
+/** Every column of `posts` under the model's field names, for the hot reads through the SQL reader (see PUBLIC_USER_COLUMNS in users.ts). */
 export const POST_COLUMNS = 'id, title, content, author_id AS "authorId", created_at AS "createdAt", updated_at AS "updatedAt", version';
 
 /** The post fields a reader may ask for by name (listByAuthors), each with its column; `id` and `authorId` always come. */

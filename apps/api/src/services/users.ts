@@ -58,18 +58,36 @@ export const BULK_MAX = 100;
 const EMAIL_TAKEN = { field: 'email', message: 'is already in use' };
 
 /**
- * Every column of `users` under the model's field names, for the hot reads through the SQL reader (by id, by ids, the
- * GraphQL list): the same objects the Prisma client returns (test/rest/sql-reader.test.ts compares them field by field).
+ * A user as any reader may see it: the contract's User and the row version its ETag is made of, never the credentials
+ * (password hash, token version, e-mail verification). The reads below load only these columns, so a public read never
+ * holds a password hash (nothing to leak through a serializer or a log of the object), and sends fewer bytes to parse.
  */
-export const USER_COLUMNS =
-  'id, name, email, age, role, password_hash AS "passwordHash", token_version AS "tokenVersion", ' +
-  'email_verified_at AS "emailVerifiedAt", created_at AS "createdAt", updated_at AS "updatedAt", version';
+const PUBLIC_USER_FIELDS = {
+  id: 'id',
+  name: 'name',
+  email: 'email',
+  age: 'age',
+  role: 'role',
+  createdAt: 'created_at',
+  updatedAt: 'updated_at',
+  version: 'version',
+} as const satisfies Partial<Record<keyof User, string>>;
+
+export type PublicUser = Pick<User, keyof typeof PUBLIC_USER_FIELDS>;
+
+/**
+ * Those columns under the model's field names, for the hot reads through the SQL reader (by id, by ids, lists, pages):
+ * the same values the Prisma client returns for them (test/rest/sql-reader.test.ts compares them field by field).
+ */
+export const PUBLIC_USER_COLUMNS = Object.entries(PUBLIC_USER_FIELDS)
+  .map(([field, column]) => (field === column ? column : `${column} AS "${field}"`))
+  .join(', ');
 
 /** The users collection for the pager: its sortable and filterable fields as columns. */
 const USERS_PAGE: PageSource<UserSortField | keyof UserFilter> = {
   collection: 'users',
   table: 'users',
-  columns: USER_COLUMNS,
+  columns: PUBLIC_USER_COLUMNS,
   fields: {
     id: ID_FIELD,
     name: { column: 'name', kind: 'string' },
@@ -87,26 +105,29 @@ export class UsersService {
   ) {}
 
   /** Users in id order; without a `limit`, every user up to LIST_MAX (SPEC §2: the work of one request is bounded). */
-  list(window: Window = {}): Promise<User[]> {
-    return this.sql.rows<User>(`SELECT ${USER_COLUMNS} FROM users ORDER BY id LIMIT $1 OFFSET $2`, [window.limit ?? LIST_MAX, window.offset ?? 0]);
+  list(window: Window = {}): Promise<PublicUser[]> {
+    return this.sql.rows<PublicUser>(`SELECT ${PUBLIC_USER_COLUMNS} FROM users ORDER BY id LIMIT $1 OFFSET $2`, [
+      window.limit ?? LIST_MAX,
+      window.offset ?? 0,
+    ]);
   }
 
   /** One page of users by the collection conventions (filters by equality, search over name and email). */
-  page(query: CollectionQuery<UserSortField>, filter: UserFilter = {}): Promise<PageResult<User>> {
+  page(query: CollectionQuery<UserSortField>, filter: UserFilter = {}): Promise<PageResult<PublicUser>> {
     return findPage(this.sql, USERS_PAGE, query, { equal: { role: filter.role, age: filter.age }, searchIn: ['name', 'email'] });
   }
 
   /** The user with this external id, or null. */
-  async get(id: string | number): Promise<User | null> {
+  async get(id: string | number): Promise<PublicUser | null> {
     const dbId = parseId(id);
     if (dbId === null) return null;
-    const [user] = await this.sql.rows<User>(`SELECT ${USER_COLUMNS} FROM users WHERE id = $1`, [dbId]);
+    const [user] = await this.sql.rows<PublicUser>(`SELECT ${PUBLIC_USER_COLUMNS} FROM users WHERE id = $1`, [dbId]);
     return user ?? null;
   }
 
   /** Users by id, in the order asked, null where missing (DataLoader batch function). */
-  async getMany(ids: readonly number[]): Promise<(User | null)[]> {
-    const rows = await this.sql.rows<User>(`SELECT ${USER_COLUMNS} FROM users WHERE id = ANY($1)`, [ids]);
+  async getMany(ids: readonly number[]): Promise<(PublicUser | null)[]> {
+    const rows = await this.sql.rows<PublicUser>(`SELECT ${PUBLIC_USER_COLUMNS} FROM users WHERE id = ANY($1)`, [ids]);
     const byId = new Map(rows.map((row) => [row.id, row]));
     return ids.map((id) => byId.get(id) ?? null);
   }

@@ -12,7 +12,11 @@ import type { PageResult } from '../../src/collections/page.js';
 import { repoRoot } from '../../src/paths.js';
 import { likeLiteral, type CollectionQuery, type SortDirection } from '../../src/collections/query.js';
 import { createTestApp } from '../support/app.js';
+import { accessTokenOf, createUser } from '../support/auth.js';
 import { seedUsersWithPosts } from '../support/fixtures.js';
+
+/** The columns of a user that no public read loads (services/users.ts PublicUser). */
+const CREDENTIALS = { passwordHash: true, tokenVersion: true, emailVerifiedAt: true } as const;
 
 let app: FastifyInstance;
 let ids: number[];
@@ -58,16 +62,48 @@ beforeAll(async () => {
 afterAll(() => app.close());
 
 describe('hot reads through the SQL reader', () => {
-  it('reads users by id, by ids and in pages exactly as the Prisma client does (every field, Dates as Dates)', async () => {
-    const expected = await app.db.prisma.user.findMany({ orderBy: { id: 'asc' } });
+  it('reads users by id, by ids and in pages as the Prisma client reads their public fields (Dates as Dates), never their credentials', async () => {
+    const expected = await app.db.prisma.user.findMany({ orderBy: { id: 'asc' }, omit: CREDENTIALS });
     expect(expected.length).toBeGreaterThan(4);
     for (const user of expected) expect(await app.services.users.get(user.id)).toStrictEqual(user);
     expect(await app.services.users.getMany([ids[2]!, 999_999, ids[0]!])).toStrictEqual([expected[2], null, expected[0]]);
     expect(await app.services.users.list({ limit: 3, offset: 1 })).toStrictEqual(expected.slice(1, 4));
     expect(await app.services.users.list()).toStrictEqual(expected);
-    const verified = (await app.services.users.get(ids[1]!))!;
-    expect(verified.emailVerifiedAt).toBeInstanceOf(Date);
-    expect(verified.emailVerifiedAt!.toISOString()).toBe('2026-01-02T03:04:05.678Z');
+    // The user with every credential set: none of them is read (its password hash is not in the object at all).
+    expect(Object.keys((await app.services.users.get(ids[1]!))!).sort()).toEqual([
+      'age',
+      'createdAt',
+      'email',
+      'id',
+      'name',
+      'role',
+      'updatedAt',
+      'version',
+    ]);
+  });
+
+  it('attack: no public read, REST or GraphQL, anonymous or signed in, loads a password hash or a token version', async () => {
+    const accessToken = await accessTokenOf(app, await createUser(app, { email: 'reader@example.com' }));
+    const counter = countStatements(app.db);
+    try {
+      for (const authorization of [undefined, `Bearer ${accessToken}`]) {
+        const headers = authorization ? { authorization } : {};
+        for (const url of [`/api/v1/users/${ids[1]}`, '/api/v1/users?pageSize=100', '/api/v1/users?limit=100', `/api/v1/users/${ids[1]}/posts`]) {
+          expect({ url, status: (await app.inject({ method: 'GET', url, headers })).statusCode }).toEqual({ url, status: 200 });
+        }
+        const me = authorization ? 'currentUser { id name }' : ''; // signed in only: it is an error (no data) anonymously
+        const query = `{ user(id: "${ids[1]}") { id name email } users(limit: 50) { id posts { id author { id email role } } } ${me} }`;
+        const response = await app.inject({ method: 'POST', url: '/graphql', headers, payload: { query } });
+        expect(response.json()).toMatchObject({ data: { user: { id: String(ids[1]) } } });
+        expect(response.json().errors).toBeUndefined();
+      }
+      expect(counter.count).toBeGreaterThan(8);
+      // Signed in, the request reads the caller's role and token version to check the token (auth, not a public read).
+      const reads = counter.statements.filter((sql) => !/^SELECT role, token_version AS "tokenVersion" FROM users WHERE id = \$1$/.test(sql));
+      expect(reads.filter((sql) => /password_hash|token_version|email_verified_at/.test(sql))).toEqual([]);
+    } finally {
+      counter.stop();
+    }
   });
 
   it('reads timestamps and dates as UTC in a process of another time zone (as Prisma does)', () => {
@@ -166,7 +202,7 @@ describe('the collection pager against the Prisma client', () => {
       sorts: ['id', 'name', 'email', 'age', 'createdAt'],
       nullable: 'age',
       page: (q) => app.services.users.page(q as CollectionQuery<never>),
-      expected: (orderBy) => app.db.prisma.user.findMany({ orderBy: orderBy as Prisma.UserOrderByWithRelationInput[] }),
+      expected: (orderBy) => app.db.prisma.user.findMany({ orderBy: orderBy as Prisma.UserOrderByWithRelationInput[], omit: CREDENTIALS }),
     },
     {
       name: 'users with role=USER, age=30, searched for "100%_\\"',
@@ -177,6 +213,7 @@ describe('the collection pager against the Prisma client', () => {
         app.db.prisma.user.findMany({
           where: { role: 'USER', age: 30, OR: [{ name: insensitive('100%_\\') }, { email: insensitive('100%_\\') }] },
           orderBy: orderBy as Prisma.UserOrderByWithRelationInput[],
+          omit: CREDENTIALS,
         }),
     },
     {

@@ -1,12 +1,12 @@
 // Post field resolvers: the author through a DataLoader (at once when already read), timestamps as ISO-8601.
-import type { User } from '@users-posts/db';
 import type { PostResolvers } from '../generated/resolvers.js';
 import { AppError } from '../../errors/app-error.js';
 import type { GraphQLContext } from '../context.js';
 import { userById } from '../loaders.js';
+import type { PublicUser } from '../../services/users.js';
 
 /** The foreign key cascades, so a post without its author is a broken invariant, not user error. */
-function present(author: User | null, post: { id: number; authorId: number }): User {
+function present(author: PublicUser | null, post: { id: number; authorId: number }): PublicUser {
   if (!author) throw new AppError('INTERNAL', `author ${post.authorId} of post ${post.id} is missing`);
   return author;
 }
