@@ -1,6 +1,6 @@
 // Generates every contract-derived file from the two contracts, in memory: packages/contracts/src/generated (the schema's
-// and the REST types), the server's resolver signatures (apps/api/src/graphql/generated/resolvers.ts, codegen.yml) and
-// the client's trusted-documents manifest.
+// and the REST types), the server's resolver signatures (apps/api/src/graphql/generated/resolvers.ts, codegen.yml), the
+// client's trusted-documents manifest, and the validator of the server's environment (its operators' contract).
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -8,6 +8,7 @@ import { generate } from '@graphql-codegen/cli';
 import type { Types } from '@graphql-codegen/plugin-helpers';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { parse as parseYaml } from 'yaml';
+import { generateConfigValidator } from './config-validator.js';
 import { generatePersistedDocuments } from './persisted-documents.js';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -40,5 +41,5 @@ async function generateOpenapi(): Promise<GeneratedFile> {
 /** Every generated contract file, rendered from the current contracts, and the manifest of the client's documents. */
 export async function generateContracts(): Promise<GeneratedFile[]> {
   const [graphql, openapi, documents] = await Promise.all([generateGraphql(), generateOpenapi(), generatePersistedDocuments(repoRoot)]);
-  return [...graphql, openapi, documents];
+  return [...graphql, openapi, documents, ...generateConfigValidator(repoRoot)];
 }

@@ -1,6 +1,8 @@
 // Reads the environment once, validates it, and returns the typed Config the app is built from.
 import { Ajv } from 'ajv';
 import path from 'node:path';
+import { CONFIG_AJV_OPTIONS } from './config-schema.js';
+import validateConfig from './generated/config-validator.cjs';
 import { parseOAuthProviders, type OAuthProviderConfig } from './oauth-config.js';
 import { dataDirectories, repoRoot } from './paths.js';
 import { resolveSecrets, type Secrets } from './secrets.js';
@@ -108,63 +110,6 @@ export interface Config {
   idempotencyTtlSeconds: number;
 }
 
-export const CONFIG_SCHEMA = {
-  type: 'object',
-  // Unknown variables are dropped (removeAdditional), not refused: the environment holds much else.
-  additionalProperties: false,
-  properties: {
-    NODE_ENV: { type: 'string', enum: ['development', 'test', 'production'] },
-    HOST: { type: 'string', minLength: 1, default: '0.0.0.0' },
-    PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 4000 },
-    LOG_LEVEL: { type: 'string', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info' },
-    DATA_DIR: { type: 'string', minLength: 1, default: '.data' },
-    PGLITE_DIR: { type: 'string', minLength: 1 },
-    DATABASE_URL: { type: 'string', pattern: '^postgres(ql)?://' },
-    MIGRATE_ON_START: { type: 'boolean', default: false },
-    DATABASE_POOL_MAX: { type: 'integer', minimum: 1, maximum: 1000, default: 10 },
-    REDIS_URL: { type: 'string', pattern: '^rediss?://' },
-    RATE_LIMIT_MAX: { type: 'integer', minimum: 1, default: 1000 },
-    RATE_LIMIT_WINDOW_MS: { type: 'integer', minimum: 1000, default: 60_000 },
-    LOGIN_RATE_LIMIT_MAX: { type: 'integer', minimum: 1, default: 10 },
-    LOGIN_IP_RATE_LIMIT_MAX: { type: 'integer', minimum: 1, default: 20 },
-    LOGIN_ACCOUNT_RATE_LIMIT_MAX: { type: 'integer', minimum: 1, default: 30 },
-    LOGIN_ACCOUNT_RATE_LIMIT_WINDOW_MS: { type: 'integer', minimum: 1000, default: 900_000 },
-    SIGNUP_RATE_LIMIT_MAX: { type: 'integer', minimum: 1, default: 30 },
-    SIGNUP_RATE_LIMIT_WINDOW_MS: { type: 'integer', minimum: 1000, default: 3_600_000 },
-    TRUST_PROXY: { type: 'string', pattern: '^(true|false|[0-9]+|[0-9a-fA-F.:/, ]+)$', default: 'false' },
-    REFRESH_REUSE_GRACE_MS: { type: 'integer', minimum: 0, maximum: 60_000, default: 0 },
-    METRICS_TOKEN: { type: 'string', minLength: 16 },
-    METRICS_PORT: { type: 'integer', minimum: 0, maximum: 65535 },
-    METRICS_HOST: { type: 'string', minLength: 1 },
-    HTTP_HEADERS_TIMEOUT_MS: { type: 'integer', minimum: 1000, default: 10_000 },
-    HTTP_REQUEST_TIMEOUT_MS: { type: 'integer', minimum: 1000, default: 30_000 },
-    HTTP_MAX_CONNECTIONS: { type: 'integer', minimum: 1, default: 10_000 },
-    SUBSCRIPTIONS_MAX_PER_CONNECTION: { type: 'integer', minimum: 1, default: 10 },
-    SUBSCRIPTIONS_MAX_PER_CLIENT: { type: 'integer', minimum: 1, default: 50 },
-    SUBSCRIPTIONS_MAX_TOTAL: { type: 'integer', minimum: 1, default: 10_000 },
-    GRAPHQL_MAX_DEPTH: { type: 'integer', minimum: 1, default: 10 },
-    GRAPHQL_MAX_ALIASES: { type: 'integer', minimum: 0, default: 15 },
-    GRAPHQL_MAX_COST: { type: 'integer', minimum: 1, default: 5000 },
-    GRAPHQL_MAX_TOKENS: { type: 'integer', minimum: 1, default: 2000 },
-    GRAPHQL_MAX_DIRECTIVES: { type: 'integer', minimum: 0, default: 50 },
-    GRAPHQL_MAX_BATCH: { type: 'integer', minimum: 1, maximum: 100, default: 10 },
-    GRAPHQL_MAX_NODES: { type: 'integer', minimum: 1, default: 50_000 },
-    GRAPHQL_MAX_EXECUTION_MS: { type: 'integer', minimum: 1, default: 10_000 },
-    GRAPHQL_FAST_PATH: { type: 'boolean', default: true },
-    GRAPHQL_COMPILED_EXECUTION: { type: 'boolean', default: true },
-    GRAPHQL_COMPILE_AFTER: { type: 'integer', minimum: 1, default: 2 },
-    REFRESH_RATE_LIMIT_MAX: { type: 'integer', minimum: 1, default: 60 },
-    ADMIN_EMAIL: { type: 'string', pattern: '^[^@\\s]+@[^@\\s]+\\.[^@\\s]+$', maxLength: 254 },
-    ADMIN_PASSWORD: { type: 'string', minLength: 8, maxLength: 128 },
-    CORS_ORIGINS: { type: 'string' },
-    REQUIRE_IF_MATCH: { type: 'boolean', default: false },
-    IDEMPOTENCY_TTL_SECONDS: { type: 'integer', minimum: 1, maximum: 604_800, default: 86_400 },
-    GRAPHQL_PERSISTED_DOCUMENTS: { type: 'string' },
-    GRAPHQL_TRUSTED_DOCUMENTS_ONLY: { type: 'boolean', default: false },
-  },
-  dependencies: { ADMIN_EMAIL: ['ADMIN_PASSWORD'], ADMIN_PASSWORD: ['ADMIN_EMAIL'] },
-} as const;
-
 interface RawEnv {
   NODE_ENV?: Config['nodeEnv'];
   HOST: string;
@@ -217,29 +162,17 @@ interface RawEnv {
 }
 
 /**
- * Ajv as env-schema sets it up (strings coerced to the schema's types, defaults filled, unknown variables dropped,
- * every error at once, worded `env/PORT must be integer`), without env-schema itself: at import it compiles its own
- * options schema and with it Ajv's meta-schema, ~50 ms of every start. The schema is ours and fixed, so it is not
- * checked against the meta-schema here (`validateSchema: false`); config.test.ts checks it once instead.
+ * The environment checked by the validator Ajv generated from config-schema.ts (`pnpm codegen`; `pnpm contracts:check`
+ * fails when it is stale): coerced, defaults filled, unknown variables dropped, every error at once. Compiling it here
+ * was Ajv's first compile of the process, ~50 ms of every start. Ajv itself words the errors (`env/PORT must be
+ * integer`), on the failing path only.
  */
-let environmentValidator: { ajv: Ajv; validate: ReturnType<Ajv['compile']> } | undefined;
-
 function validateEnvironment(data: Record<string, unknown>): RawEnv {
-  if (!environmentValidator) {
-    const ajv = new Ajv({
-      allErrors: true,
-      removeAdditional: true,
-      useDefaults: true,
-      coerceTypes: true,
-      allowUnionTypes: true,
-      addUsedSchema: false,
-      validateSchema: false,
-    });
-    environmentValidator = { ajv, validate: ajv.compile(CONFIG_SCHEMA) };
-  }
-  const { ajv, validate } = environmentValidator;
   const validated = { ...data }; // a copy: validation coerces, fills defaults and drops what the schema does not name
-  if (!validate(validated)) throw Object.assign(new Error(ajv.errorsText(validate.errors, { dataVar: 'env' })), { errors: validate.errors });
+  if (!validateConfig(validated)) {
+    const errors = validateConfig.errors;
+    throw Object.assign(new Error(new Ajv(CONFIG_AJV_OPTIONS).errorsText(errors, { dataVar: 'env' })), { errors });
+  }
   return validated as unknown as RawEnv;
 }
 

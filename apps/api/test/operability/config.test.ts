@@ -4,7 +4,9 @@ import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Ajv } from 'ajv';
-import { CONFIG_SCHEMA, loadConfig } from '../../src/config.js';
+import { CONFIG_AJV_OPTIONS, CONFIG_SCHEMA } from '../../src/config-schema.js';
+import { loadConfig } from '../../src/config.js';
+import validateConfig from '../../src/generated/config-validator.cjs';
 import { repoRoot } from '../../src/paths.js';
 
 const tempDir = () => mkdtempSync(path.join(os.tmpdir(), 'users-posts-config-'));
@@ -66,6 +68,28 @@ describe('loadConfig', () => {
     const ajv = new Ajv({ allowUnionTypes: true });
     expect(ajv.validateSchema(CONFIG_SCHEMA)).toBe(true);
     expect(() => ajv.compile(CONFIG_SCHEMA)).not.toThrow();
+  });
+
+  it('validates with the generated code exactly as Ajv compiling the schema now does (verdict, coercions, defaults, errors)', () => {
+    const compiled = new Ajv(CONFIG_AJV_OPTIONS).compile(CONFIG_SCHEMA);
+    const environments: Record<string, string>[] = [
+      {},
+      { PORT: '4100', MIGRATE_ON_START: 'true', RATE_LIMIT_MAX: '5', UNKNOWN: 'x', CORS_ORIGINS: 'https://a.example' },
+      { PORT: 'eighty', LOG_LEVEL: 'loud', DATABASE_URL: 'mysql://x', HOST: '' },
+      { ADMIN_EMAIL: 'admin@example.com' }, // without its ADMIN_PASSWORD
+      { ADMIN_EMAIL: 'admin@example.com', ADMIN_PASSWORD: 'x'.repeat(129), GRAPHQL_MAX_BATCH: '101', PORT: '65536' },
+      { METRICS_TOKEN: '😀'.repeat(8), TRUST_PROXY: '10.0.0.0/8, 127.0.0.1', GRAPHQL_FAST_PATH: 'false' }, // 8 characters, 16 UTF-16 units
+    ];
+    for (const environment of environments) {
+      const [generated, fresh] = [{ ...environment }, { ...environment }];
+      const verdicts = [validateConfig(generated), compiled(fresh)];
+      expect({ environment, verdict: verdicts[0], data: generated, errors: validateConfig.errors }).toEqual({
+        environment,
+        verdict: verdicts[1],
+        data: fresh,
+        errors: compiled.errors,
+      });
+    }
   });
 
   it('generates secrets once outside production and keeps them in the data dir', () => {
