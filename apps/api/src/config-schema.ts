@@ -15,6 +15,7 @@ export const CONFIG_SCHEMA = {
     DATABASE_URL: { type: 'string', pattern: '^postgres(ql)?://' },
     MIGRATE_ON_START: { type: 'boolean', default: false },
     DATABASE_POOL_MAX: { type: 'integer', minimum: 1, maximum: 1000, default: 10 },
+    DATABASE_PREPARED_STATEMENTS: { type: 'boolean', default: true },
     REDIS_URL: { type: 'string', pattern: '^rediss?://' },
     RATE_LIMIT_MAX: { type: 'integer', minimum: 1, default: 1000 },
     RATE_LIMIT_WINDOW_MS: { type: 'integer', minimum: 1000, default: 60_000 },

@@ -44,6 +44,8 @@ export interface Config {
   migrateOnStart: boolean;
   /** Most PostgreSQL connections this instance opens at once (`DATABASE_POOL_MAX`, default 10). */
   databasePoolMax?: number | undefined;
+  /** `DATABASE_PREPARED_STATEMENTS`: the hot reads are prepared by name on PostgreSQL (default true; false behind a PgBouncer that cannot keep them). */
+  databasePreparedStatements: boolean;
   redisUrl: string | undefined;
   secrets: Secrets;
   /** GraphQL abuse limits (SPEC §2). */
@@ -120,6 +122,7 @@ interface RawEnv {
   DATABASE_URL?: string;
   MIGRATE_ON_START: boolean;
   DATABASE_POOL_MAX: number;
+  DATABASE_PREPARED_STATEMENTS: boolean;
   REDIS_URL?: string;
   RATE_LIMIT_MAX: number;
   RATE_LIMIT_WINDOW_MS: number;
@@ -196,6 +199,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: raw.DATABASE_URL,
     migrateOnStart: raw.MIGRATE_ON_START,
     databasePoolMax: raw.DATABASE_POOL_MAX,
+    databasePreparedStatements: raw.DATABASE_PREPARED_STATEMENTS,
     redisUrl: raw.REDIS_URL,
     graphqlLimits: {
       maxDepth: raw.GRAPHQL_MAX_DEPTH,

@@ -5,7 +5,7 @@ import type { SqlDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import pg from 'pg';
 import { PrismaClient } from './generated/prisma/client.js';
 import { applyMigrations } from './migrate.js';
-import { createPoolSqlReader, createSqlReader, type SqlReader } from './sql-reader.js';
+import { createPoolSqlReader, createSqlReader, StatementNames, type SqlReader } from './sql-reader.js';
 import { statementEmitter, tapAdapterFactory } from './statement-counter.js';
 
 export type DatabaseKind = 'pglite' | 'postgres';
@@ -31,8 +31,17 @@ export interface Database {
   close(): Promise<void>;
 }
 
-/** A Database over a driver adapter; with `pool` (adapter-pg's), the SQL reader and the pool figures use it directly. */
-export function makeDatabase(kind: DatabaseKind, adapter: SqlDriverAdapterFactory, release: () => Promise<void>, pool?: pg.Pool): Database {
+/**
+ * A Database over a driver adapter; with `pool` (adapter-pg's), the SQL reader and the pool figures use it directly, and
+ * with `names` the reader prepares its statements by name (sql-reader.ts StatementNames).
+ */
+export function makeDatabase(
+  kind: DatabaseKind,
+  adapter: SqlDriverAdapterFactory,
+  release: () => Promise<void>,
+  pool?: pg.Pool,
+  names?: StatementNames,
+): Database {
   const poolStats = (): PoolStats | undefined =>
     pool && { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, max: pool.options.max };
   let prisma: PrismaClient | undefined;
@@ -66,7 +75,7 @@ export function makeDatabase(kind: DatabaseKind, adapter: SqlDriverAdapterFactor
   };
   const tapped = tapAdapterFactory(adapter, database);
   prisma = new PrismaClient({ adapter: tapped });
-  sql = pool ? createPoolSqlReader(pool, statementEmitter(database)) : createSqlReader(tapped);
+  sql = pool ? createPoolSqlReader(pool, statementEmitter(database), names) : createSqlReader(tapped);
   return database;
 }
 
@@ -147,13 +156,23 @@ export function createPool(connectionString: string, options: PoolOptions = {}, 
   return pool;
 }
 
-/** A Database on a PostgreSQL server through an adapter-pg pool (see createPool); `migrate` applies pending migrations first. */
+/**
+ * A Database on a PostgreSQL server through an adapter-pg pool (see createPool); `migrate` applies pending migrations
+ * first. Its SQL reader prepares its statements by name unless `preparedStatements` is false (a PgBouncer in transaction
+ * mode before 1.21, or without `max_prepared_statements`, cannot keep them).
+ */
 export async function openPostgresDatabase(
   databaseUrl: string,
-  options: { migrate: boolean; pool?: PoolOptions | undefined; onPoolError?: ((error: Error) => void) | undefined },
+  options: {
+    migrate: boolean;
+    pool?: PoolOptions | undefined;
+    onPoolError?: ((error: Error) => void) | undefined;
+    preparedStatements?: boolean | undefined;
+  },
 ): Promise<Database> {
   if (options.migrate) await applyMigrations({ databaseUrl });
   const pool = createPool(databaseUrl, options.pool, options.onPoolError);
   // The pool is ours: the adapter leaves an external pool open on $disconnect(), and close() ends it after.
-  return makeDatabase('postgres', new PrismaPg(pool), () => pool.end(), pool);
+  const names = options.preparedStatements === false ? undefined : new StatementNames();
+  return makeDatabase('postgres', new PrismaPg(pool), () => pool.end(), pool, names);
 }

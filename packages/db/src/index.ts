@@ -31,6 +31,8 @@ export interface CreateDatabaseOptions {
   migrate?: boolean;
   /** PostgreSQL only: the connection pool's settings (see createPool). */
   pool?: PoolOptions | undefined;
+  /** PostgreSQL only: the SQL reader prepares its statements by name (default true; see openPostgresDatabase). */
+  preparedStatements?: boolean | undefined;
   /** Who hears about idle pool connections dying (PostgreSQL, and the embedded database's thread going away). */
   onPoolError?: ((error: Error) => void) | undefined;
 }
@@ -47,7 +49,8 @@ export function databaseOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Cr
  */
 export async function createDatabase(options: CreateDatabaseOptions = {}): Promise<Database> {
   if (options.databaseUrl) {
-    return openPostgresDatabase(options.databaseUrl, { migrate: options.migrate ?? false, pool: options.pool, onPoolError: options.onPoolError });
+    const { migrate = false, pool, onPoolError, preparedStatements } = options;
+    return openPostgresDatabase(options.databaseUrl, { migrate, pool, onPoolError, preparedStatements });
   }
   // The directory is created when missing by the lock (pglite-thread.ts), which is taken first.
   const dir = options.pgliteDir === 'memory://' ? 'memory://' : path.resolve(REPO_ROOT, options.pgliteDir ?? DEFAULT_PGLITE_DIR);

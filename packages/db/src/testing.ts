@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
-import { openPGliteDatabase, openPostgresDatabase, type Database } from './database.js';
+import { openPGliteDatabase, openPostgresDatabase, type Database, type PoolOptions } from './database.js';
 import { PGLITE_POSTGRESQL_CONF } from './embedded/pglite-thread.js';
 import { applyMigrations, readMigrations } from './migrate.js';
 
@@ -85,7 +85,7 @@ function migratedTemplate(): Promise<Blob> {
 }
 
 /** A new PostgreSQL database on the DATABASE_URL server, migrated, and dropped again by close(). */
-async function createPostgresTestDatabase(serverUrl: string): Promise<Database> {
+async function createPostgresTestDatabase(serverUrl: string, options: TestDatabaseOptions): Promise<Database> {
   const name = `users_posts_test_${process.pid}_${randomUUID().slice(0, 8)}`;
   const admin = async (sql: string) => {
     const client = new pg.Client({ connectionString: serverUrl });
@@ -101,7 +101,7 @@ async function createPostgresTestDatabase(serverUrl: string): Promise<Database> 
   url.pathname = `/${name}`;
   let database: Database;
   try {
-    database = await openPostgresDatabase(url.href, { migrate: true });
+    database = await openPostgresDatabase(url.href, { migrate: true, ...options });
   } catch (error) {
     await admin(`DROP DATABASE IF EXISTS "${name}"`);
     throw error;
@@ -114,13 +114,19 @@ async function createPostgresTestDatabase(serverUrl: string): Promise<Database> 
   return database;
 }
 
+/** How a PostgreSQL test database is opened (openPostgresDatabase's options; PGlite's take none). */
+export interface TestDatabaseOptions {
+  pool?: PoolOptions | undefined;
+  preparedStatements?: boolean | undefined;
+}
+
 /**
  * A fresh, migrated, isolated database for a test (call close() when done). PGlite by default (~0.5 s: a copy of
  * the cached template); with DATABASE_URL set, a new database on that server (created, migrated, dropped on close).
  */
-export async function createTestDatabase(): Promise<Database> {
+export async function createTestDatabase(options: TestDatabaseOptions = {}): Promise<Database> {
   const serverUrl = process.env.DATABASE_URL;
-  if (serverUrl) return createPostgresTestDatabase(serverUrl);
+  if (serverUrl) return createPostgresTestDatabase(serverUrl, options);
   const pglite = await PGlite.create({ loadDataDir: await migratedTemplate(), postgresqlconf: PGLITE_POSTGRESQL_CONF });
   return openPGliteDatabase(pglite, { migrate: false });
 }

@@ -31,6 +31,7 @@ async function openPostgres(app: FastifyInstance, databaseUrl: string): Promise<
       databaseUrl,
       migrate: config.migrateOnStart,
       pool: { max: config.databasePoolMax },
+      preparedStatements: config.databasePreparedStatements,
       onPoolError: (error) => app.log.warn({ err: error }, 'an idle database connection failed; the pool replaces it'),
     });
     try {

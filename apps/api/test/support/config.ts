@@ -20,6 +20,7 @@ export function testConfig({ rateLimits, ...overrides }: TestConfigOverrides = {
     pgliteDir: path.join(dataDir, 'pglite'),
     databaseUrl: undefined,
     migrateOnStart: false,
+    databasePreparedStatements: true,
     redisUrl: undefined,
     graphqlLimits: DEFAULT_GRAPHQL_LIMITS,
     // As in production; TEST_GRAPHQL_FAST_PATH=false runs a suite with every request through Yoga's handler instead.
