@@ -168,11 +168,13 @@ export async function openPostgresDatabase(
     pool?: PoolOptions | undefined;
     onPoolError?: ((error: Error) => void) | undefined;
     preparedStatements?: boolean | undefined;
+    /** Told once if the server turns out not to keep prepared statements (a pooler): the reads then go on unnamed. */
+    onPreparedStatementsOff?: ((reason: Error) => void) | undefined;
   },
 ): Promise<Database> {
   if (options.migrate) await applyMigrations({ databaseUrl });
   const pool = createPool(databaseUrl, options.pool, options.onPoolError);
   // The pool is ours: the adapter leaves an external pool open on $disconnect(), and close() ends it after.
-  const names = options.preparedStatements === false ? undefined : new StatementNames();
+  const names = options.preparedStatements === false ? undefined : new StatementNames(undefined, options.onPreparedStatementsOff);
   return makeDatabase('postgres', new PrismaPg(pool), () => pool.end(), pool, names);
 }

@@ -8,7 +8,7 @@ export { startEmbeddedDatabase, type StartingDatabase } from './embedded/embedde
 export type { PGliteThread } from './embedded/pglite-thread.js';
 
 export type { Database, DatabaseKind, PoolOptions, PoolStats } from './database.js';
-export type { SqlArg, SqlReader } from './sql-reader.js';
+export { PREPARED, type ReadOptions, type SqlArg, type SqlReader } from './sql-reader.js';
 export { DEFAULT_POOL_OPTIONS } from './database.js';
 export { isDatabaseUnavailableError } from './unavailable.js';
 export { DirectoryLockedError, directoryOwner, lockDirectory, type DirectoryOwner } from '@users-posts/schema-engine-bridge/directory-lock';
@@ -33,6 +33,8 @@ export interface CreateDatabaseOptions {
   pool?: PoolOptions | undefined;
   /** PostgreSQL only: the SQL reader prepares its statements by name (default true; see openPostgresDatabase). */
   preparedStatements?: boolean | undefined;
+  /** PostgreSQL only: told once if the server does not keep prepared statements (the reads then go on unnamed). */
+  onPreparedStatementsOff?: ((reason: Error) => void) | undefined;
   /** Who hears about idle pool connections dying (PostgreSQL, and the embedded database's thread going away). */
   onPoolError?: ((error: Error) => void) | undefined;
 }
@@ -49,8 +51,8 @@ export function databaseOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): Cr
  */
 export async function createDatabase(options: CreateDatabaseOptions = {}): Promise<Database> {
   if (options.databaseUrl) {
-    const { migrate = false, pool, onPoolError, preparedStatements } = options;
-    return openPostgresDatabase(options.databaseUrl, { migrate, pool, onPoolError, preparedStatements });
+    const { migrate = false, pool, onPoolError, preparedStatements, onPreparedStatementsOff } = options;
+    return openPostgresDatabase(options.databaseUrl, { migrate, pool, onPoolError, preparedStatements, onPreparedStatementsOff });
   }
   // The directory is created when missing by the lock (pglite-thread.ts), which is taken first.
   const dir = options.pgliteDir === 'memory://' ? 'memory://' : path.resolve(REPO_ROOT, options.pgliteDir ?? DEFAULT_PGLITE_DIR);

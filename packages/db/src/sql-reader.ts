@@ -16,12 +16,24 @@ import type pg from 'pg';
 /** A bound parameter: an integer, a string, or a list of integers (for `= ANY($1)`). */
 export type SqlArg = number | string | readonly number[];
 
+export interface ReadOptions {
+  /**
+   * Prepare the statement by name on PostgreSQL (StatementNames): only for a text from a small fixed set (a read by
+   * id, a list, an unfiltered page), never one built from what a client chose (each named text costs every connection
+   * ~25 KB of the server's memory). Unset, the statement is parsed and planned at every call.
+   */
+  prepare?: boolean;
+}
+
+/** The options of a read that is prepared by name on PostgreSQL (see ReadOptions.prepare). */
+export const PREPARED: ReadOptions = { prepare: true };
+
 export interface SqlReader {
   /**
    * The rows of one read-only statement, as objects keyed by column name (alias columns to the model's field names,
    * e.g. `created_at AS "createdAt"`); timestamps become `Date`s as the Prisma client makes them.
    */
-  rows<T>(sql: string, args?: readonly SqlArg[]): Promise<T[]>;
+  rows<T>(sql: string, args?: readonly SqlArg[], options?: ReadOptions): Promise<T[]>;
   /**
    * Wraps every statement when set (the server's traces give each one a span, as @prisma/instrumentation gives the
    * client's); unset, a statement costs no more than before.
@@ -79,69 +91,98 @@ export function createSqlReader(factory: SqlDriverAdapterFactory): SqlReader {
   });
 }
 
-/** At most this many distinct statement texts are prepared per connection (the product's reader uses a few dozen). */
+/** At most this many distinct texts are named (the product's opted-in reads are ~45); past it, unnamed as before. */
 export const MAX_NAMED_STATEMENTS = 200;
 
 /**
  * Names for the statements a reader sends on PostgreSQL. A statement sent by name is parsed and planned once per
  * connection (pg remembers which names each connection has prepared) instead of at every call: PostgreSQL's CPU per
- * read by id went from 79 to 45 µs (bench, in-process loop, 8 alternating rounds). Bounded: the reader's texts come
- * from a fixed set of builders with every value a parameter, but past MAX_NAMED_STATEMENTS distinct texts a new one is
- * sent unnamed, as before, so no caller can grow what each connection keeps. Written by hand: pg names statements but
- * leaves choosing the names, and what to do when a plan goes stale, to its caller.
+ * read by id went from 79 to 45 µs (in-process loop, 8 alternating rounds). Only reads that opt in are named
+ * (ReadOptions.prepare), so what each connection keeps is bounded by the code, and by MAX_NAMED_STATEMENTS besides.
+ * Written by hand: pg sends a statement by name but leaves choosing names, and what to do when a prepared plan goes
+ * stale or a pooler loses it, to its caller.
  */
 export class StatementNames {
   private readonly names = new Map<string, string>();
   private issued = 0;
+  private off = false;
 
-  constructor(private readonly max = MAX_NAMED_STATEMENTS) {}
+  constructor(
+    private readonly max = MAX_NAMED_STATEMENTS,
+    /** Told once when naming is turned off for the process (see turnOff). */
+    private readonly onTurnedOff: (reason: Error) => void = () => {},
+  ) {}
 
-  /** The name to send `sql` under, or undefined (unnamed) past the bound. */
+  /** The name to send `sql` under, or undefined (unnamed) past the bound or once turned off. */
   of(sql: string): string | undefined {
+    if (this.off) return undefined;
     let name = this.names.get(sql);
     if (name === undefined && this.names.size < this.max) this.names.set(sql, (name = `users_posts_${++this.issued}`));
     return name;
   }
 
   /**
-   * A new name for `sql`, after PostgreSQL refused its prepared plan: a migration changed the type of a column it
-   * reads ("cached plan must not change result type"). Each connection then prepares it again under the new name
-   * (the old one stays with the connections that prepared it, until they close).
+   * A new name for `sql` after PostgreSQL refused the prepared plan of `failed`: a migration changed the type of a
+   * column it reads. Each connection then prepares it again under the new name (the old one stays with the connections
+   * that prepared it, until they close). Reads that failed together share one new name.
    */
-  renew(sql: string): string | undefined {
-    if (!this.names.has(sql)) return undefined;
-    const name = `users_posts_${++this.issued}`;
-    this.names.set(sql, name);
-    return name;
+  renew(sql: string, failed: string): string | undefined {
+    if (this.off || !this.names.has(sql)) return undefined;
+    if (this.names.get(sql) === failed) this.names.set(sql, `users_posts_${++this.issued}`);
+    return this.names.get(sql);
+  }
+
+  /**
+   * No more names in this process: the server lost a name its connection had prepared, or had one it never got, which
+   * is what a pooler in transaction mode that does not keep prepared statements does (PgBouncer before 1.21, or without
+   * `max_prepared_statements`). Reads go on unnamed, as with DATABASE_PREPARED_STATEMENTS=false.
+   */
+  turnOff(reason: Error): void {
+    if (this.off) return;
+    this.off = true;
+    this.onTurnedOff(reason);
   }
 }
 
-/** PostgreSQL's refusal of a prepared plan whose result type a schema change altered (SQLSTATE 0A000). */
+const codeOf = (error: unknown): unknown => (error as { code?: unknown } | null)?.code;
+
+/**
+ * PostgreSQL's refusal of a prepared plan whose result type a schema change altered ("cached plan must not change
+ * result type"), told by its SQLSTATE and the server function that raises it, which are not translated (the message is).
+ */
 function isStalePlan(error: unknown): boolean {
-  return (error as { code?: unknown }).code === '0A000' && /cached plan must not change result type/.test((error as Error).message);
+  return codeOf(error) === '0A000' && (error as { routine?: unknown }).routine === 'RevalidateCachedQuery';
+}
+
+/** A named statement the server does not have (26000) or already had (42P05): the connection is not the one that prepared it. */
+function isLostName(error: unknown): boolean {
+  return codeOf(error) === '26000' || codeOf(error) === '42P05';
 }
 
 /**
  * A reader on adapter-pg's own pool (PostgreSQL): pg's rows are already objects keyed by column name, and the pool
  * parses timestamps as the adapter does (createPool). `emit` reports each statement to the Database's counters. With
- * `names`, statements are prepared by name (StatementNames); without, each is parsed at every call (the embedded
- * database's bridge, whose one PGlite backend is shared by every connection and would outlive a connection's names).
+ * `names`, reads that opt in are prepared by name (StatementNames); without, every statement is parsed at each call
+ * (the embedded database's bridge, whose one PGlite backend is shared by every connection and outlives their names).
  */
 export function createPoolSqlReader(pool: pg.Pool, emit: (sql: string) => void, names?: StatementNames): SqlReader {
   let disposed = false;
   const send = async (sql: string, args: readonly SqlArg[], name: string | undefined) =>
     // The (text, values) form when unnamed: pg copies a query-config object per call, not this one.
     (name === undefined ? await pool.query(sql, args as unknown[]) : await pool.query({ name, text: sql, values: args as unknown[] })).rows;
-  const run = async <T>(sql: string, args: readonly SqlArg[]): Promise<T[]> => {
+  const run = async <T>(sql: string, args: readonly SqlArg[], options: ReadOptions | undefined): Promise<T[]> => {
     if (disposed) throw new Error('Database is closed');
     emit(sql);
-    const name = names?.of(sql);
+    const name = options?.prepare ? names?.of(sql) : undefined;
     try {
       return (await send(sql, args, name)) as T[];
     } catch (error) {
-      // A read: sending it again under a new name is safe, and prepares the current plan.
-      if (name === undefined || !isStalePlan(error)) throw error;
-      return (await send(sql, args, names!.renew(sql))) as T[];
+      // Both refusals come before the statement runs, and these are reads: sending it again is safe.
+      if (name === undefined || !names) throw error;
+      if (isStalePlan(error)) return (await send(sql, args, names.renew(sql, name))) as T[];
+      if (!isLostName(error)) throw error;
+      names.turnOff(error as Error);
+      return (await send(sql, args, undefined)) as T[];
     }
   };
   return readerOf(run, async () => {
@@ -149,10 +190,13 @@ export function createPoolSqlReader(pool: pg.Pool, emit: (sql: string) => void, 
   });
 }
 
-function readerOf(run: <T>(sql: string, args: readonly SqlArg[]) => Promise<T[]>, dispose: () => Promise<void>): SqlReader {
+function readerOf(
+  run: <T>(sql: string, args: readonly SqlArg[], options: ReadOptions | undefined) => Promise<T[]>,
+  dispose: () => Promise<void>,
+): SqlReader {
   const reader: SqlReader = {
-    rows<T>(sql: string, args: readonly SqlArg[] = []): Promise<T[]> {
-      return reader.around ? reader.around(sql, () => run<T>(sql, args)) : run<T>(sql, args);
+    rows<T>(sql: string, args: readonly SqlArg[] = [], options?: ReadOptions): Promise<T[]> {
+      return reader.around ? reader.around(sql, () => run<T>(sql, args, options)) : run<T>(sql, args, options);
     },
     dispose,
   };

@@ -118,6 +118,7 @@ async function createPostgresTestDatabase(serverUrl: string, options: TestDataba
 export interface TestDatabaseOptions {
   pool?: PoolOptions | undefined;
   preparedStatements?: boolean | undefined;
+  onPreparedStatementsOff?: ((reason: Error) => void) | undefined;
 }
 
 /**

@@ -4,7 +4,7 @@
 // every findMany/count on the main thread (~55 % of a page request's CPU, docs/performance.md). The
 // statements are built here from fixed fragments (table, columns, operators) and numbered parameters only: no value
 // of a request is ever part of the SQL text. Written by hand: no kept library speaks the driver adapter.
-import type { SqlArg, SqlReader } from '@users-posts/db';
+import { PREPARED, type SqlArg, type SqlReader } from '@users-posts/db';
 import type { CollectionQuery, SortDirection } from './query.js';
 import { decodeCursor, encodeCursor, type CursorKind, type CursorScope, type CursorValue } from './cursor.js';
 
@@ -142,7 +142,13 @@ export async function findPage<Row extends { id: number }>(
   // A page or offset past any possible row is past the end: an empty page, not a database error
   // (`?page=99999999999999999999999` asked for a skip of 2e24).
   const pageSql = `${select}${where.sql}${order} LIMIT ${where.param(take)} OFFSET ${where.param(Math.min(skip, MAX_SKIP))}`;
-  const [items, [counted]] = await Promise.all([sql.rows<Row>(pageSql, where.args), sql.rows<{ total: number }>(countSql, countArgs)]);
+  // An unfiltered numbered page is prepared (a text per sort and direction); a filtered one or a cursor page is not, so
+  // what a client chooses cannot multiply the texts every connection keeps (sql-reader.ts StatementNames).
+  const options = where.parts.length === 0 ? PREPARED : undefined;
+  const [items, [counted]] = await Promise.all([
+    sql.rows<Row>(pageSql, where.args, options),
+    sql.rows<{ total: number }>(countSql, countArgs, options),
+  ]);
   const total = counted?.total ?? 0;
   const page = paging.mode === 'page' ? paging.page : Math.floor(paging.offset / paging.limit) + 1;
   return { mode: 'page', items, total, page, pageSize: take, totalPages: Math.ceil(total / take) };

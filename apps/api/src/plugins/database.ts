@@ -32,6 +32,11 @@ async function openPostgres(app: FastifyInstance, databaseUrl: string): Promise<
       migrate: config.migrateOnStart,
       pool: { max: config.databasePoolMax },
       preparedStatements: config.databasePreparedStatements,
+      onPreparedStatementsOff: (error) =>
+        app.log.warn(
+          { err: error },
+          'the database server lost a prepared statement (a pooler in transaction mode?): reads go on unprepared; set DATABASE_PREPARED_STATEMENTS=false',
+        ),
       onPoolError: (error) => app.log.warn({ err: error }, 'an idle database connection failed; the pool replaces it'),
     });
     try {

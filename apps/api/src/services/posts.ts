@@ -1,5 +1,5 @@
 // The posts domain: reads and writes of posts, shared by the REST and GraphQL doors; creation emits postCreated.
-import type { Post, PrismaClient, SqlReader } from '@users-posts/db';
+import { PREPARED, type Post, type PrismaClient, type SqlReader } from '@users-posts/db';
 import { canActFor, requireAuthenticated, type Principal } from '../auth/principal.js';
 import { decodeCursor, encodeCursor } from '../collections/cursor.js';
 import { CREATED_AT_FIELD, findPage, ID_FIELD, type PageResult, type PageSource } from '../collections/page.js';
@@ -83,7 +83,11 @@ export class PostsService {
 
   /** Posts in id order; without a `limit`, every post up to LIST_MAX (SPEC §2: the work of one request is bounded). */
   list(window: Window = {}): Promise<Post[]> {
-    return this.sql.rows<Post>(`SELECT ${POST_COLUMNS} FROM posts ORDER BY id LIMIT $1 OFFSET $2`, [window.limit ?? LIST_MAX, window.offset ?? 0]);
+    return this.sql.rows<Post>(
+      `SELECT ${POST_COLUMNS} FROM posts ORDER BY id LIMIT $1 OFFSET $2`,
+      [window.limit ?? LIST_MAX, window.offset ?? 0],
+      PREPARED,
+    );
   }
 
   /** One page of posts by the collection conventions (filter by author, search over title and content). */
@@ -94,7 +98,7 @@ export class PostsService {
   async get(id: string | number): Promise<Post | null> {
     const dbId = parseId(id);
     if (dbId === null) return null;
-    const [post] = await this.sql.rows<Post>(`SELECT ${POST_COLUMNS} FROM posts WHERE id = $1`, [dbId]);
+    const [post] = await this.sql.rows<Post>(`SELECT ${POST_COLUMNS} FROM posts WHERE id = $1`, [dbId], PREPARED);
     return post ?? null;
   }
 
@@ -157,6 +161,7 @@ export class PostsService {
        CROSS JOIN LATERAL (SELECT ${columns} FROM posts WHERE author_id = author.id ORDER BY id LIMIT $2) AS post
        ORDER BY post.id`,
       [authorIds, POSTS_PER_AUTHOR_MAX],
+      PREPARED, // one text per set of fields read: at most 2⁴ of them
     );
     const byAuthor = new Map<number, PostRow<F>[]>(authorIds.map((id) => [id, []]));
     for (const row of rows) byAuthor.get(row.authorId)?.push(row);

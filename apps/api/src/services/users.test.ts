@@ -18,10 +18,12 @@ const scenario = useScenario(
 const stored = (name: 'ada' | 'bob' | 'root') => scenario.db.prisma.user.findUniqueOrThrow({ where: { id: scenario.users[name].id } });
 
 describe('UsersService.create (sign-up)', () => {
-  it('stores the e-mail lower-cased, a USER, and the password only as a hash', async () => {
+  it('stores the e-mail lower-cased, a USER, and the password only as a hash, which the answer does not hold', async () => {
     const user = await scenario.services.users.create({ name: 'Carol', email: 'Carol@Example.COM', password: 'carol-password' });
     expect(user).toMatchObject({ name: 'Carol', email: 'carol@example.com', role: 'USER' });
-    expect(user.passwordHash).toMatch(/^\$argon2id\$/);
+    expect(Object.keys(user).sort()).toEqual(['age', 'createdAt', 'email', 'id', 'name', 'role', 'updatedAt', 'version']);
+    const row = await scenario.db.prisma.user.findUniqueOrThrow({ where: { id: user.id } });
+    expect(row.passwordHash).toMatch(/^\$argon2id\$/);
   });
 
   it('refuses an e-mail already used in another case as a conflict naming the field, and writes nothing', async () => {
@@ -35,9 +37,10 @@ describe('UsersService.create (sign-up)', () => {
 });
 
 describe('UsersService.update', () => {
-  it('lets a user change their own account', async () => {
+  it('lets a user change their own account, and answers without credentials', async () => {
     const updated = await scenario.services.users.update(scenario.as('bob'), scenario.users.bob.id, { name: 'Robert' });
     expect(updated.name).toBe('Robert');
+    expect(Object.keys(updated).sort()).toEqual(['age', 'createdAt', 'email', 'id', 'name', 'role', 'updatedAt', 'version']);
   });
 
   it.each([

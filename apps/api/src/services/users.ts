@@ -1,5 +1,5 @@
 // The users domain: reads and writes of users, shared by the REST and GraphQL doors.
-import type { Prisma, PrismaClient, Role, SqlReader, User } from '@users-posts/db';
+import { PREPARED, type Prisma, type PrismaClient, type Role, type SqlReader, type User } from '@users-posts/db';
 import { CREATED_AT_FIELD, findPage, ID_FIELD, type PageResult, type PageSource } from '../collections/page.js';
 import type { CollectionQuery } from '../collections/query.js';
 import { hashPassword } from '../auth/credentials/passwords.js';
@@ -60,7 +60,8 @@ const EMAIL_TAKEN = { field: 'email', message: 'is already in use' };
 /**
  * A user as any reader may see it: the contract's User and the row version its ETag is made of, never the credentials
  * (password hash, token version, e-mail verification). The reads below load only these columns, so a public read never
- * holds a password hash (nothing to leak through a serializer or a log of the object), and sends fewer bytes to parse.
+ * holds a password hash (nothing to leak through a serializer or a log of the object), and sends fewer bytes to parse;
+ * the writes return the same columns (CREDENTIALS below).
  */
 const PUBLIC_USER_FIELDS = {
   id: 'id',
@@ -74,6 +75,9 @@ const PUBLIC_USER_FIELDS = {
 } as const satisfies Partial<Record<keyof User, string>>;
 
 export type PublicUser = Pick<User, keyof typeof PUBLIC_USER_FIELDS>;
+
+/** What the writes below leave out of the rows they return (Prisma's `omit`), so that they too hold no credentials. */
+const CREDENTIALS = { passwordHash: true, tokenVersion: true, emailVerifiedAt: true } as const satisfies Partial<Record<keyof User, true>>;
 
 /**
  * Those columns under the model's field names, for the hot reads through the SQL reader (by id, by ids, lists, pages):
@@ -106,10 +110,8 @@ export class UsersService {
 
   /** Users in id order; without a `limit`, every user up to LIST_MAX (SPEC §2: the work of one request is bounded). */
   list(window: Window = {}): Promise<PublicUser[]> {
-    return this.sql.rows<PublicUser>(`SELECT ${PUBLIC_USER_COLUMNS} FROM users ORDER BY id LIMIT $1 OFFSET $2`, [
-      window.limit ?? LIST_MAX,
-      window.offset ?? 0,
-    ]);
+    const text = `SELECT ${PUBLIC_USER_COLUMNS} FROM users ORDER BY id LIMIT $1 OFFSET $2`;
+    return this.sql.rows<PublicUser>(text, [window.limit ?? LIST_MAX, window.offset ?? 0], PREPARED);
   }
 
   /** One page of users by the collection conventions (filters by equality, search over name and email). */
@@ -121,25 +123,26 @@ export class UsersService {
   async get(id: string | number): Promise<PublicUser | null> {
     const dbId = parseId(id);
     if (dbId === null) return null;
-    const [user] = await this.sql.rows<PublicUser>(`SELECT ${PUBLIC_USER_COLUMNS} FROM users WHERE id = $1`, [dbId]);
+    const [user] = await this.sql.rows<PublicUser>(`SELECT ${PUBLIC_USER_COLUMNS} FROM users WHERE id = $1`, [dbId], PREPARED);
     return user ?? null;
   }
 
   /** Users by id, in the order asked, null where missing (DataLoader batch function). */
   async getMany(ids: readonly number[]): Promise<(PublicUser | null)[]> {
-    const rows = await this.sql.rows<PublicUser>(`SELECT ${PUBLIC_USER_COLUMNS} FROM users WHERE id = ANY($1)`, [ids]);
+    const rows = await this.sql.rows<PublicUser>(`SELECT ${PUBLIC_USER_COLUMNS} FROM users WHERE id = ANY($1)`, [ids], PREPARED);
     const byId = new Map(rows.map((row) => [row.id, row]));
     return ids.map((id) => byId.get(id) ?? null);
   }
 
   /** Sign-up: a new USER (the role of a new user is never chosen by the caller). */
-  async create(input: NewUser): Promise<User> {
+  async create(input: NewUser): Promise<PublicUser> {
     requireFields(input as unknown as Record<string, unknown>, ['name', 'email']);
     validate(input as unknown as Record<string, unknown>, { name: true, email: true, age: true, password: true });
     const passwordHash = input.password ? await hashPassword(input.password) : null;
     try {
       return await this.prisma.user.create({
         data: { name: input.name, email: input.email.toLowerCase(), age: input.age ?? null, passwordHash, role: 'USER' },
+        omit: CREDENTIALS,
       });
     } catch (error) {
       translatePrismaError(error, { unique: EMAIL_TAKEN });
@@ -150,7 +153,7 @@ export class UsersService {
    * Changes a user: allowed for that user and for ADMINs; `role` only by an ADMIN. A caller who may not act on the
    * id gets 403 whether or not it exists (existence is not revealed); an ADMIN gets 404 for a missing one.
    */
-  async update(principal: Principal, id: string | number, patch: UserPatch, expectation?: Expectation): Promise<User> {
+  async update(principal: Principal, id: string | number, patch: UserPatch, expectation?: Expectation): Promise<PublicUser> {
     const dbId = parseId(id);
     if (principal.kind === 'anonymous') throw new AppError('UNAUTHENTICATED');
     if (dbId === null || !canActFor(principal, dbId)) {
@@ -167,12 +170,12 @@ export class UsersService {
         return await this.prisma.$transaction(async (tx) => {
           await lockExpected(tx, 'users', dbId, 'User', expectation);
           await clearVerificationUnlessEmail(tx, [dbId], email);
-          return tx.user.update({ where: { id: dbId }, data });
+          return tx.user.update({ where: { id: dbId }, data, omit: CREDENTIALS });
         });
       }
       const [, user] = await this.prisma.$transaction([
         clearVerificationUnlessEmail(this.prisma, [dbId], email),
-        this.prisma.user.update({ where: { id: dbId }, data }),
+        this.prisma.user.update({ where: { id: dbId }, data, omit: CREDENTIALS }),
       ]);
       return user;
     } catch (error) {
@@ -184,7 +187,7 @@ export class UsersService {
    * Full replacement (PUT): `name` and `email` required, an omitted `age` becomes null, an omitted `role` is kept.
    * The same rules as `update`: self or ADMIN, `role` only from an ADMIN (any `role`, even the current one).
    */
-  async replace(principal: Principal, id: string | number, input: UserReplacement, expectation?: Expectation): Promise<User> {
+  async replace(principal: Principal, id: string | number, input: UserReplacement, expectation?: Expectation): Promise<PublicUser> {
     requireFields(input as unknown as Record<string, unknown>, ['name', 'email']);
     return this.update(principal, id, { name: input.name, email: input.email, age: input.age ?? null, role: input.role }, expectation);
   }
@@ -193,7 +196,7 @@ export class UsersService {
    * Creates 1–100 USERs all or nothing, in one transaction. Every invalid user is named as `users[i].field` (422);
    * an email repeated inside the batch (the later occurrences) or already in use is named as `users[i].email` (409).
    */
-  async createMany(principal: Principal, inputs: readonly NewUser[]): Promise<User[]> {
+  async createMany(principal: Principal, inputs: readonly NewUser[]): Promise<PublicUser[]> {
     requireRole(principal, 'ADMIN');
     if (inputs.length === 0 || inputs.length > BULK_MAX) {
       throw new AppError('VALIDATION_FAILED', 'Validation failed', [{ field: 'users', message: `must hold 1 to ${BULK_MAX} users` }]);
@@ -228,12 +231,13 @@ export class UsersService {
           emails.flatMap((email, index) => (takenEmails.has(email) ? [{ field: `users[${index}].email`, message: 'is already in use' }] : [])),
         );
       }
-      const created: User[] = [];
+      const created: PublicUser[] = [];
       for (const [index, input] of inputs.entries()) {
         try {
           created.push(
             await tx.user.create({
               data: { name: input.name, email: emails[index]!, age: input.age ?? null, passwordHash: passwordHashes[index] ?? null, role: 'USER' },
+              omit: CREDENTIALS,
             }),
           );
         } catch (error) {
