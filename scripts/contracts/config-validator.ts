@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { Ajv as AjvClass, Options } from 'ajv';
 import { CONFIG_AJV_OPTIONS, CONFIG_SCHEMA } from '../../apps/api/src/config-schema.js';
-import type { GeneratedFile } from './generate.js';
+import type { GeneratedFile } from './generated-file.js';
 
 export const CONFIG_VALIDATOR_PATH = 'apps/api/src/generated/config-validator.cjs';
 

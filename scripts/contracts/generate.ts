@@ -9,15 +9,10 @@ import type { Types } from '@graphql-codegen/plugin-helpers';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { parse as parseYaml } from 'yaml';
 import { generateConfigValidator } from './config-validator.js';
+import type { GeneratedFile } from './generated-file.js';
 import { generatePersistedDocuments } from './persisted-documents.js';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-
-export interface GeneratedFile {
-  /** Path relative to the repository root. */
-  path: string;
-  content: string;
-}
 
 const OPENAPI_SOURCE = 'openapi/openapi.yaml';
 const OPENAPI_TARGET = 'packages/contracts/src/generated/openapi.ts';

@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { gqlPluckFromCodeStringSync } from '@graphql-tools/graphql-tag-pluck';
 import { buildSchema, isExecutableDefinitionNode, parse, validate } from 'graphql';
-import type { GeneratedFile } from './generate.js';
+import type { GeneratedFile } from './generated-file.js';
 
 export const MANIFEST_PATH = 'packages/client/persisted-documents.json';
 const CLIENT_SOURCES = 'packages/client/src';
