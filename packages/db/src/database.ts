@@ -33,7 +33,7 @@ export interface Database {
 
 /**
  * A Database over a driver adapter; with `pool` (adapter-pg's), the SQL reader and the pool figures use it directly, and
- * with `names` the reader prepares its statements by name (sql-reader.ts StatementNames).
+ * with `names` the reader prepares the reads that opt in by name (sql-reader.ts StatementNames, ReadOptions).
  */
 export function makeDatabase(
   kind: DatabaseKind,
@@ -158,8 +158,8 @@ export function createPool(connectionString: string, options: PoolOptions = {}, 
 
 /**
  * A Database on a PostgreSQL server through an adapter-pg pool (see createPool); `migrate` applies pending migrations
- * first. Its SQL reader prepares its statements by name unless `preparedStatements` is false (a PgBouncer in transaction
- * mode before 1.21, or without `max_prepared_statements`, cannot keep them).
+ * first. Its SQL reader prepares the reads that opt in by name, unless `preparedStatements` is false (a PgBouncer in
+ * transaction mode before 1.21, or without `max_prepared_statements`, cannot keep them).
  */
 export async function openPostgresDatabase(
   databaseUrl: string,
