@@ -117,7 +117,7 @@ export class StatementNames {
   of(sql: string): string | undefined {
     if (this.off) return undefined;
     let name = this.names.get(sql);
-    if (name === undefined && this.names.size < this.max) this.names.set(sql, (name = `users_posts_${++this.issued}`));
+    if (name === undefined && this.names.size < this.max) this.names.set(sql, (name = this.next()));
     return name;
   }
 
@@ -128,8 +128,12 @@ export class StatementNames {
    */
   renew(sql: string, failed: string): string | undefined {
     if (this.off || !this.names.has(sql)) return undefined;
-    if (this.names.get(sql) === failed) this.names.set(sql, `users_posts_${++this.issued}`);
+    if (this.names.get(sql) === failed) this.names.set(sql, this.next());
     return this.names.get(sql);
+  }
+
+  private next(): string {
+    return `users_posts_${++this.issued}`;
   }
 
   /**

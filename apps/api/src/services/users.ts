@@ -61,7 +61,7 @@ const EMAIL_TAKEN = { field: 'email', message: 'is already in use' };
  * A user as any reader may see it: the contract's User and the row version its ETag is made of, never the credentials
  * (password hash, token version, e-mail verification). The reads below load only these columns, so a public read never
  * holds a password hash (nothing to leak through a serializer or a log of the object), and sends fewer bytes to parse;
- * the writes return the same columns (CREDENTIALS below).
+ * the writes return the same fields (PUBLIC_USER_SELECT).
  */
 const PUBLIC_USER_FIELDS = {
   id: 'id',
@@ -76,8 +76,8 @@ const PUBLIC_USER_FIELDS = {
 
 export type PublicUser = Pick<User, keyof typeof PUBLIC_USER_FIELDS>;
 
-/** What the writes below leave out of the rows they return (Prisma's `omit`), so that they too hold no credentials. */
-const CREDENTIALS = { passwordHash: true, tokenVersion: true, emailVerifiedAt: true } as const satisfies Partial<Record<keyof User, true>>;
+/** The same fields as a Prisma `select`, for the rows the writes below return: they too hold no credentials. */
+const PUBLIC_USER_SELECT = Object.fromEntries(Object.keys(PUBLIC_USER_FIELDS).map((field) => [field, true])) as Record<keyof PublicUser, true>;
 
 /**
  * Those columns under the model's field names, for the hot reads through the SQL reader (by id, by ids, lists, pages):
@@ -142,7 +142,7 @@ export class UsersService {
     try {
       return await this.prisma.user.create({
         data: { name: input.name, email: input.email.toLowerCase(), age: input.age ?? null, passwordHash, role: 'USER' },
-        omit: CREDENTIALS,
+        select: PUBLIC_USER_SELECT,
       });
     } catch (error) {
       translatePrismaError(error, { unique: EMAIL_TAKEN });
@@ -170,12 +170,12 @@ export class UsersService {
         return await this.prisma.$transaction(async (tx) => {
           await lockExpected(tx, 'users', dbId, 'User', expectation);
           await clearVerificationUnlessEmail(tx, [dbId], email);
-          return tx.user.update({ where: { id: dbId }, data, omit: CREDENTIALS });
+          return tx.user.update({ where: { id: dbId }, data, select: PUBLIC_USER_SELECT });
         });
       }
       const [, user] = await this.prisma.$transaction([
         clearVerificationUnlessEmail(this.prisma, [dbId], email),
-        this.prisma.user.update({ where: { id: dbId }, data, omit: CREDENTIALS }),
+        this.prisma.user.update({ where: { id: dbId }, data, select: PUBLIC_USER_SELECT }),
       ]);
       return user;
     } catch (error) {
@@ -237,7 +237,7 @@ export class UsersService {
           created.push(
             await tx.user.create({
               data: { name: input.name, email: emails[index]!, age: input.age ?? null, passwordHash: passwordHashes[index] ?? null, role: 'USER' },
-              omit: CREDENTIALS,
+              select: PUBLIC_USER_SELECT,
             }),
           );
         } catch (error) {
