@@ -38,17 +38,18 @@ async function startupFigures(postgres: BenchPostgres): Promise<StartupResult> {
   console.log(
     `  later starts (existing data dir), median of ${startup.laterStartsMs.length}: ${median(startup.laterStartsMs)} ms  [${startup.laterStartsMs.join(', ')}]`,
   );
-  console.log(`  idle RSS after ready + 3 s: ${startup.idleRssMb} MB`);
+  console.log(`  idle RSS after ready + 3 s: ${startup.idleRssMb} MB; peak RSS until then: ${startup.peakRssMb} MB`);
 
   const startupDb = await freshDatabase(postgres.adminUrl, `bench_startup_${Date.now()}`);
   const onPostgres = await measurePostgresStartup(startupDb.url).finally(() => startupDb.drop());
   console.log('\nstartup on PostgreSQL');
   console.log(
-    `  start to ready, median of ${onPostgres.startsMs.length}: ${median(onPostgres.startsMs)} ms  [${onPostgres.startsMs.join(', ')}]; idle RSS after ready + 3 s: ${onPostgres.idleRssMb} MB`,
+    `  start to ready, median of ${onPostgres.startsMs.length}: ${median(onPostgres.startsMs)} ms  [${onPostgres.startsMs.join(', ')}]; idle RSS after ready + 3 s: ${onPostgres.idleRssMb} MB; peak RSS until then: ${onPostgres.peakRssMb} MB`,
   );
   return {
     coldStartMs: median(startup.laterStartsMs),
     idleRssMb: startup.idleRssMb,
+    peakRssMb: startup.peakRssMb,
     postgresStartMs: median(onPostgres.startsMs),
     postgresIdleRssMb: onPostgres.idleRssMb,
   };

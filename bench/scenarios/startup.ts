@@ -1,4 +1,4 @@
-// Cold start to ready, and idle memory, of the product on its embedded default (the production start, built once before).
+// Cold start to ready, and idle and peak memory, of the product on its embedded default (the production start, built once before).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -10,6 +10,8 @@ export interface StartupFigures {
   firstStartMs: number;
   laterStartsMs: number[];
   idleRssMb: number;
+  /** The most the process held at any time until then (VmHWM): a container's memory limit must leave room for it. */
+  peakRssMb: number;
 }
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
@@ -28,14 +30,15 @@ async function waitReady(url: string, child: ChildProcess, limitMs: number): Pro
   throw new Error(`not ready within ${limitMs} ms`);
 }
 
-function rssMb(pid: number): number {
+/** The process's resident memory now (VmRSS) and at its highest so far (VmHWM), in MB. */
+function rssMb(pid: number): { now: number; peak: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1]);
-  return Math.round((kb / 1024) * 10) / 10;
+  const mb = (field: string) => Math.round((Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1]) / 1024) * 10) / 10;
+  return { now: mb('VmRSS'), peak: mb('VmHWM') };
 }
 
 /** Starts the server once on `dataDir`; returns ms from spawn to a 200 from /readyz (and RSS after idling). */
-async function startOnce(dataDir: string, port: number, idleMs = 0, databaseUrl = ''): Promise<{ ms: number; rss?: number }> {
+async function startOnce(dataDir: string, port: number, idleMs = 0, databaseUrl = ''): Promise<{ ms: number; rss?: { now: number; peak: number } }> {
   const entry = productEntry(repoRoot); // builds on the first call: outside the timed span
   const started = performance.now();
   const child = spawn(process.execPath, entry, {
@@ -64,24 +67,32 @@ async function startOnce(dataDir: string, port: number, idleMs = 0, databaseUrl 
 }
 
 /** Five starts on a data directory (or database) already set up, the last one idling 3 s before its RSS is read. */
-async function laterStarts(dataDir: string, port: number, databaseUrl = ''): Promise<{ laterStartsMs: number[]; idleRssMb: number }> {
+async function laterStarts(
+  dataDir: string,
+  port: number,
+  databaseUrl = '',
+): Promise<{ laterStartsMs: number[]; idleRssMb: number; peakRssMb: number }> {
   const laterStartsMs: number[] = [];
   let idleRssMb = 0;
+  let peakRssMb = 0;
   for (let run = 0; run < 5; run++) {
     const result = await startOnce(dataDir, port, run === 4 ? 3_000 : 0, databaseUrl);
     laterStartsMs.push(result.ms);
-    if (result.rss) idleRssMb = result.rss;
+    if (result.rss) ({ now: idleRssMb, peak: peakRssMb } = result.rss);
   }
-  return { laterStartsMs, idleRssMb };
+  return { laterStartsMs, idleRssMb, peakRssMb };
 }
 
 /** The same on PostgreSQL (five starts, as on PGlite: one start moves by ±150 ms here): what the app itself costs. */
-export async function measurePostgresStartup(databaseUrl: string, port = 4901): Promise<{ startsMs: number[]; idleRssMb: number }> {
+export async function measurePostgresStartup(
+  databaseUrl: string,
+  port = 4901,
+): Promise<{ startsMs: number[]; idleRssMb: number; peakRssMb: number }> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'users-posts-bench-'));
   try {
     await startOnce(dataDir, port, 0, databaseUrl); // applies migrations once
-    const { laterStartsMs, idleRssMb } = await laterStarts(dataDir, port, databaseUrl);
-    return { startsMs: laterStartsMs, idleRssMb };
+    const { laterStartsMs, ...memory } = await laterStarts(dataDir, port, databaseUrl);
+    return { startsMs: laterStartsMs, ...memory };
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }

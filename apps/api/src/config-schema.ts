@@ -12,6 +12,7 @@ export const CONFIG_SCHEMA = {
     LOG_LEVEL: { type: 'string', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info' },
     DATA_DIR: { type: 'string', minLength: 1, default: '.data' },
     PGLITE_DIR: { type: 'string', minLength: 1 },
+    PGLITE_WASM_TIER_UP: { type: 'boolean', default: false },
     DATABASE_URL: { type: 'string', pattern: '^postgres(ql)?://' },
     MIGRATE_ON_START: { type: 'boolean', default: false },
     DATABASE_POOL_MAX: { type: 'integer', minimum: 1, maximum: 1000, default: 10 },

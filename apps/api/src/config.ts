@@ -38,6 +38,8 @@ export interface Config {
   /** Where the embedded database and generated secrets live. */
   dataDir: string;
   pgliteDir: string;
+  /** `PGLITE_WASM_TIER_UP`: V8 may optimise the embedded database's WebAssembly (default false: its memory peak, webassembly-tier.ts). */
+  pgliteWasmTierUp: boolean;
   /** PostgreSQL instead of the embedded PGlite when set. */
   databaseUrl: string | undefined;
   /** Apply migrations at start (always true for the embedded database). */
@@ -119,6 +121,7 @@ interface RawEnv {
   LOG_LEVEL: string;
   DATA_DIR: string;
   PGLITE_DIR?: string;
+  PGLITE_WASM_TIER_UP: boolean;
   DATABASE_URL?: string;
   MIGRATE_ON_START: boolean;
   DATABASE_POOL_MAX: number;
@@ -196,6 +199,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: raw.LOG_LEVEL,
     dataDir,
     pgliteDir,
+    pgliteWasmTierUp: raw.PGLITE_WASM_TIER_UP,
     databaseUrl: raw.DATABASE_URL,
     migrateOnStart: raw.MIGRATE_ON_START,
     databasePoolMax: raw.DATABASE_POOL_MAX,

@@ -1,7 +1,7 @@
 // Entry point: config from env, build the app, listen, and shut down gracefully on SIGTERM/SIGINT.
 import closeWithGrace from 'close-with-grace';
 import path from 'node:path';
-import { startPGliteThread, type PGliteThread } from '@users-posts/db/embedded-thread';
+import { optimiseWebAssemblyFromEnv, startPGliteThread, type PGliteThread } from '@users-posts/db/embedded-thread';
 import type { buildApp } from './app.js';
 import { dataDirectories } from './paths.js';
 import { assertPortFree, startupFailureLine } from './startup-failure.js';
@@ -12,7 +12,11 @@ try {
   // First of all, the embedded database (without DATABASE_URL) starts opening in its own thread: its ~0.6 s of CPU
   // then runs beside this thread's own start (loading the config's validator and the app) instead of after it. The
   // few modules above are all that loads before; a bad setting found by loadConfig still fails the start.
-  pgliteThread = process.env.DATABASE_URL ? undefined : startPGliteThread(dataDirectories(process.env).pgliteDir);
+  // PGLITE_WASM_TIER_UP is read here as loadConfig reads it (only "true" is yes; empty is unset; any other word but
+  // "false" then fails the start).
+  pgliteThread = process.env.DATABASE_URL
+    ? undefined
+    : startPGliteThread(dataDirectories(process.env).pgliteDir, { optimiseWebAssembly: optimiseWebAssemblyFromEnv(process.env) });
   const { loadConfig } = await import('./config.js');
   const config = loadConfig();
   await assertPortFree(config.host, config.port);

@@ -2,6 +2,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openPostgresDatabase, type Database, type PoolOptions } from './database.js';
+import { optimiseWebAssemblyFromEnv } from '@users-posts/schema-engine-bridge/webassembly-tier';
 import { openEmbeddedDatabase } from './embedded/embedded-database.js';
 
 export { startEmbeddedDatabase, type StartingDatabase } from './embedded/embedded-database.js';
@@ -37,11 +38,15 @@ export interface CreateDatabaseOptions {
   onPreparedStatementsOff?: ((reason: Error) => void) | undefined;
   /** Who hears about idle pool connections dying (PostgreSQL, and the embedded database's thread going away). */
   onPoolError?: ((error: Error) => void) | undefined;
+  /** PGlite only: false keeps this process's WebAssembly off V8's optimising compiler (see PGliteThreadOptions). */
+  optimiseWebAssembly?: boolean | undefined;
 }
 
-/** The options SPEC §0 reads from the environment: DATABASE_URL, else PGLITE_DIR. */
+/** The options SPEC §0 reads from the environment: DATABASE_URL, else PGLITE_DIR (and PGLITE_WASM_TIER_UP). */
 export function databaseOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): CreateDatabaseOptions {
-  return env.DATABASE_URL ? { databaseUrl: env.DATABASE_URL } : { pgliteDir: env.PGLITE_DIR || undefined };
+  return env.DATABASE_URL
+    ? { databaseUrl: env.DATABASE_URL }
+    : { pgliteDir: env.PGLITE_DIR || undefined, optimiseWebAssembly: optimiseWebAssemblyFromEnv(env) };
 }
 
 /**
@@ -56,5 +61,6 @@ export async function createDatabase(options: CreateDatabaseOptions = {}): Promi
   }
   // The directory is created when missing by the lock (pglite-thread.ts), which is taken first.
   const dir = options.pgliteDir === 'memory://' ? 'memory://' : path.resolve(REPO_ROOT, options.pgliteDir ?? DEFAULT_PGLITE_DIR);
-  return openEmbeddedDatabase(dir, { migrate: options.migrate ?? true, onPoolError: options.onPoolError });
+  const { migrate = true, onPoolError, optimiseWebAssembly } = options;
+  return openEmbeddedDatabase(dir, { migrate, onPoolError, optimiseWebAssembly });
 }

@@ -25,6 +25,7 @@ import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { parseIntoClientConfig } from 'pg-connection-string';
 import { DirectoryLockedError, openOwned } from '../src/directory-lock.js';
+import { keepWebAssemblyOnBaselineCompiler, optimiseWebAssemblyFromEnv } from '../src/webassembly-tier.js';
 import { openSchemaEngine, schemaEngineVersion } from '../src/load-wasm-engine.js';
 import { pgMigrationAdapter, pgliteMigrationAdapter } from '../src/migration-adapters.js';
 import { SHADOW_GAP, createMigrationViaReplay, diffWithMigrationsViaReplay, evaluateDataLossViaReplay } from '../src/shadow-replay.js';
@@ -63,6 +64,8 @@ let lockFailure;
  * @param {string | undefined} dir
  */
 async function openLocked(dir) {
+  // As the server: PostgreSQL's WebAssembly stays off V8's optimising compiler unless PGLITE_WASM_TIER_UP=true.
+  if (!optimiseWebAssemblyFromEnv(process.env)) keepWebAssemblyOnBaselineCompiler();
   if (!dir) return PGlite.create();
   try {
     return await openOwned(dir, () => PGlite.create(dir));

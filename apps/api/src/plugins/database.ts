@@ -61,6 +61,7 @@ async function openPostgres(app: FastifyInstance, databaseUrl: string): Promise<
 function embeddedDatabase(app: FastifyInstance, thread: PGliteThread | undefined): Database {
   const starting = startEmbeddedDatabase(thread ?? app.config.pgliteDir, {
     migrate: true,
+    optimiseWebAssembly: app.config.pgliteWasmTierUp,
     onPoolError: (error) => app.log.warn({ err: error }, "the embedded database's connection failed"),
   });
   // PGlite crashed (its thread ended): nothing can be answered any more, and only a new process opens the directory

@@ -57,6 +57,14 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ DATA_DIR: tempDir(), ...env })).toThrow(message);
   });
 
+  it('lets V8 optimise the embedded database only with PGLITE_WASM_TIER_UP=true, the one word main.ts reads as yes before it', () => {
+    const tierUp = (value?: string) =>
+      loadConfig({ DATA_DIR: tempDir(), ...(value === undefined ? {} : { PGLITE_WASM_TIER_UP: value }) }).pgliteWasmTierUp;
+    expect([tierUp(), tierUp(''), tierUp('false'), tierUp('true')]).toEqual([false, false, false, true]);
+    // Anything else fails the start, so main.ts's early reading (=== 'true') never disagrees with a server that runs.
+    for (const value of ['1', 'yes', 'TRUE', 'on']) expect(() => tierUp(value)).toThrow(/^env\/PGLITE_WASM_TIER_UP must be boolean$/);
+  });
+
   it('says every bad variable at once, as env/NAME, and ignores variables it does not know', () => {
     expect(() => loadConfig({ DATA_DIR: tempDir(), PORT: 'eighty', LOG_LEVEL: 'loud' })).toThrow(
       /^env\/PORT must be integer, env\/LOG_LEVEL must be equal to one of the allowed values$/,

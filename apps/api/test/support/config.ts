@@ -18,6 +18,7 @@ export function testConfig({ rateLimits, ...overrides }: TestConfigOverrides = {
     logLevel: process.env.TEST_LOG_LEVEL ?? 'silent',
     dataDir,
     pgliteDir: path.join(dataDir, 'pglite'),
+    pgliteWasmTierUp: false, // as in production
     databaseUrl: undefined,
     migrateOnStart: false,
     databasePreparedStatements: true,

@@ -2,7 +2,7 @@
 import { PrismaPg } from '@prisma/adapter-pg';
 import { createPool, makeDatabase, type Database } from '../database.js';
 import { applyMigrations, readMigrations } from '../migrate.js';
-import { startPGliteThread, type PGliteThread } from './pglite-thread.js';
+import { startPGliteThread, type PGliteThread, type PGliteThreadOptions } from './pglite-thread.js';
 
 /** A database whose thread is starting: usable once `ready` resolves (it rejects, with everything released, if it cannot start). */
 export interface StartingDatabase {
@@ -12,7 +12,7 @@ export interface StartingDatabase {
   thread: PGliteThread;
 }
 
-export interface EmbeddedDatabaseOptions {
+export interface EmbeddedDatabaseOptions extends PGliteThreadOptions {
   migrate: boolean;
   /** Who hears about the pool's connection failing while idle (the thread stopped under it). */
   onPoolError?: ((error: Error) => void) | undefined;
@@ -28,7 +28,7 @@ export interface EmbeddedDatabaseOptions {
  * connection: PGlite has one backend, and one connection keeps a transaction to itself (others wait for the pool).
  */
 export function startEmbeddedDatabase(dirOrThread: string | PGliteThread, options: EmbeddedDatabaseOptions): StartingDatabase {
-  const thread = typeof dirOrThread === 'string' ? startPGliteThread(dirOrThread) : dirOrThread;
+  const thread = typeof dirOrThread === 'string' ? startPGliteThread(dirOrThread, options) : dirOrThread;
   // Never idle-closed: a new connection would only cost a startup round.
   const pool = createPool(thread.url, { max: 1, idleTimeoutMillis: 0 }, options.onPoolError);
   // The migration files are read while the thread opens PGlite.

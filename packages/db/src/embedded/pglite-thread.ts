@@ -4,6 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { lockDirectory } from '@users-posts/schema-engine-bridge/directory-lock';
+import { keepWebAssemblyOnBaselineCompiler } from '@users-posts/schema-engine-bridge/webassembly-tier';
+
+export { optimiseWebAssemblyFromEnv } from '@users-posts/schema-engine-bridge/webassembly-tier';
 
 /**
  * PostgreSQL settings for the embedded database (and test databases). Its buffers live in WebAssembly memory, which
@@ -22,6 +25,14 @@ export interface PGliteThread {
   stop(): Promise<void>;
   /** Who hears that the thread ended on its own after it was listening (PGlite crashed): its error, if it threw one. */
   onUnexpectedExit(listener: (error: Error) => void): void;
+}
+
+export interface PGliteThreadOptions {
+  /**
+   * false: no WebAssembly of this process is optimised from now on, a choice for the whole process (V8's flags are per
+   * process; schema-engine-bridge/src/webassembly-tier.js: PGlite's memory peak on Node 24). Unset or true: V8's default.
+   */
+  optimiseWebAssembly?: boolean | undefined;
 }
 
 type WorkerMessage = { type: 'ready' } | { type: 'failed'; error: SerialisedError } | { type: 'closed' };
@@ -61,7 +72,8 @@ function createSocketDir(): string {
  * Why a thread: opening PGlite (compiling PostgreSQL's WebAssembly and starting it) takes ~0.6 s of CPU, which then
  * runs beside the app's own start instead of before it, and every statement runs off the thread that serves HTTP.
  */
-export function startPGliteThread(dir: string): PGliteThread {
+export function startPGliteThread(dir: string, options: PGliteThreadOptions = {}): PGliteThread {
+  if (options.optimiseWebAssembly === false) keepWebAssemblyOnBaselineCompiler(); // before PGlite's module runs
   const release = dir === 'memory://' ? () => undefined : lockDirectory(dir);
   // Created here, so that the socket's address is known before the thread listens on it.
   let socketDir: string;
