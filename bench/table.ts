@@ -18,7 +18,7 @@ export interface ScenarioResult {
 export interface StartupResult {
   coldStartMs: number;
   idleRssMb: number;
-  /** Embedded, until ready + 3 s: no target, but what a container's limit must hold (it was 760 MB: webassembly-tier.ts). */
+  /** Embedded, until ready + 3 s: no target, but what a container's limit must hold (it was 760 MB: schema-engine-bridge/src/webassembly-tier.js). */
   peakRssMb: number;
   postgresStartMs?: number;
   postgresIdleRssMb?: number;

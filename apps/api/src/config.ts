@@ -38,7 +38,7 @@ export interface Config {
   /** Where the embedded database and generated secrets live. */
   dataDir: string;
   pgliteDir: string;
-  /** `PGLITE_WASM_TIER_UP`: V8 may optimise the embedded database's WebAssembly (default false: its memory peak, webassembly-tier.ts). */
+  /** `PGLITE_WASM_TIER_UP`: V8 may optimise the embedded database's WebAssembly (default false: its memory peak, schema-engine-bridge/src/webassembly-tier.js). */
   pgliteWasmTierUp: boolean;
   /** PostgreSQL instead of the embedded PGlite when set. */
   databaseUrl: string | undefined;
