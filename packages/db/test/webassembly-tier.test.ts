@@ -77,13 +77,15 @@ describe("the embedded database's WebAssembly tier", () => {
 
   it("optimises none of PostgreSQL's functions when told not to", async () => {
     const run = await openAndQuery(dataDir, '{ optimiseWebAssembly: false }');
-    expect(run.baselineFunctions).toBeGreaterThan(1000); // the trace was read: PostgreSQL's functions ran on Liftoff
+    // The trace was read: hundreds of PostgreSQL's functions ran on Liftoff (~900–1,800: how many depends on the
+    // statements' paths, e.g. whether CREATE TABLE IF NOT EXISTS creates it).
+    expect(run.baselineFunctions).toBeGreaterThan(500);
     expect(run.optimisedFunctions).toBe(0);
   }, 60_000);
 
   it("is V8's default otherwise: the same statements have V8 optimise PostgreSQL's hot functions", async () => {
     const run = await openAndQuery(dataDir, '{}');
-    expect(run.baselineFunctions).toBeGreaterThan(1000);
+    expect(run.baselineFunctions).toBeGreaterThan(500);
     expect(run.optimisedFunctions).toBeGreaterThan(0); // so the test above would see an optimisation if one happened
   }, 60_000);
 
