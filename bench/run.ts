@@ -39,6 +39,11 @@ async function startupFigures(postgres: BenchPostgres): Promise<StartupResult> {
     `  later starts (existing data dir), median of ${startup.laterStartsMs.length}: ${median(startup.laterStartsMs)} ms  [${startup.laterStartsMs.join(', ')}]`,
   );
   console.log(`  idle RSS after ready + 3 s: ${startup.idleRssMb} MB; peak RSS until then: ${startup.peakRssMb} MB`);
+  const alone = startup.databaseAlone;
+  console.log('\nPGlite alone on the same data dir, on a main thread, no app (bench/baseline/embedded-database-alone.mjs): the floor');
+  console.log(
+    `  start to ready, median of ${alone.startsMs.length}: ${median(alone.startsMs)} ms  [${alone.startsMs.join(', ')}]; idle RSS after ready + 3 s: ${alone.idleRssMb} MB; peak RSS until then: ${alone.peakRssMb} MB`,
+  );
 
   const startupDb = await freshDatabase(postgres.adminUrl, `bench_startup_${Date.now()}`);
   const onPostgres = await measurePostgresStartup(startupDb.url).finally(() => startupDb.drop());
@@ -52,6 +57,8 @@ async function startupFigures(postgres: BenchPostgres): Promise<StartupResult> {
     peakRssMb: startup.peakRssMb,
     postgresStartMs: median(onPostgres.startsMs),
     postgresIdleRssMb: onPostgres.idleRssMb,
+    databaseAloneStartMs: median(alone.startsMs),
+    databaseAloneIdleRssMb: alone.idleRssMb,
   };
 }
 

@@ -22,6 +22,9 @@ export interface StartupResult {
   peakRssMb: number;
   postgresStartMs?: number;
   postgresIdleRssMb?: number;
+  /** The floor: the embedded database alone on the same directory, no app (bench/baseline/embedded-database-alone.mjs). */
+  databaseAloneStartMs?: number;
+  databaseAloneIdleRssMb?: number;
 }
 
 export interface Verdict {
@@ -119,6 +122,11 @@ function printStartup(startup: StartupResult): void {
     rows.push(['Idle RSS on PostgreSQL', `${startup.postgresIdleRssMb} MB`, '≤ 150 MB', mark(startup.postgresIdleRssMb <= 150)]);
   if (startup.postgresStartMs !== undefined)
     rows.push(['Start to ready on PostgreSQL (median)', `${startup.postgresStartMs} ms`, '≤ 1 000 ms', mark(startup.postgresStartMs <= 1000)]);
+  // No target: what Node and PGlite cost before any app, the floor under the two embedded rows above.
+  if (startup.databaseAloneIdleRssMb !== undefined)
+    rows.push(['Floor: idle RSS of PGlite alone (no app, its main thread)', `${startup.databaseAloneIdleRssMb} MB`, '–', '']);
+  if (startup.databaseAloneStartMs !== undefined)
+    rows.push(['Floor: start to ready of PGlite alone (median)', `${startup.databaseAloneStartMs} ms`, '–', '']);
   printMarkdown(['Start-up', 'measured', 'target', ''], rows, 1);
 }
 

@@ -1,9 +1,11 @@
-// Cold start to ready, and idle and peak memory, of the product on its embedded default (the production start, built once before).
+// Cold start to ready, and idle and peak memory, of the product on its embedded default (the production start, built once
+// before), on PostgreSQL, and of the embedded database alone (bench/baseline/embedded-database-alone.mjs): the floor.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { PGLITE_POSTGRESQL_CONF } from '../../packages/db/src/embedded/pglite-thread.js';
 import { productEntry } from '../product-build.js';
 
 export interface StartupFigures {
@@ -12,6 +14,8 @@ export interface StartupFigures {
   idleRssMb: number;
   /** The most the process held at any time until then (VmHWM): a container's memory limit must leave room for it. */
   peakRssMb: number;
+  /** The same directory opened by PGlite alone on a main thread, no app (bench/baseline/embedded-database-alone.mjs). */
+  databaseAlone: { startsMs: number[]; idleRssMb: number; peakRssMb: number };
 }
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
@@ -37,21 +41,25 @@ function rssMb(pid: number): { now: number; peak: number } {
   return { now: mb('VmRSS'), peak: mb('VmHWM') };
 }
 
-/** Starts the server once on `dataDir`; returns ms from spawn to a 200 from /readyz (and RSS after idling). */
-async function startOnce(dataDir: string, port: number, idleMs = 0, databaseUrl = ''): Promise<{ ms: number; rss?: { now: number; peak: number } }> {
-  const entry = productEntry(repoRoot); // builds on the first call: outside the timed span
+/** A process to start: its Node arguments and environment (PORT is set by startOnce). */
+interface Command {
+  args: () => string[];
+  env: Record<string, string>;
+}
+
+/** The product's production start on `dataDir` (and on PostgreSQL with a `databaseUrl`). */
+const product = (dataDir: string, databaseUrl = ''): Command => ({
+  args: () => productEntry(repoRoot), // builds on the first call: outside the timed span
+  env: { DATA_DIR: dataDir, HOST: '127.0.0.1', LOG_LEVEL: 'warn', DATABASE_URL: databaseUrl, MIGRATE_ON_START: databaseUrl ? 'true' : 'false' },
+});
+
+/** Starts `command` once; returns ms from spawn to a 200 from /readyz (and RSS after idling `idleMs`). */
+async function startOnce(command: Command, port: number, idleMs = 0): Promise<{ ms: number; rss?: { now: number; peak: number } }> {
+  const args = command.args();
   const started = performance.now();
-  const child = spawn(process.execPath, entry, {
+  const child = spawn(process.execPath, args, {
     cwd: repoRoot,
-    env: {
-      ...process.env,
-      DATA_DIR: dataDir,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      DATABASE_URL: databaseUrl,
-      MIGRATE_ON_START: databaseUrl ? 'true' : 'false',
-    },
+    env: { ...process.env, ...command.env, PORT: String(port) },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   try {
@@ -67,16 +75,12 @@ async function startOnce(dataDir: string, port: number, idleMs = 0, databaseUrl 
 }
 
 /** Five starts on a data directory (or database) already set up, the last one idling 3 s before its RSS is read. */
-async function laterStarts(
-  dataDir: string,
-  port: number,
-  databaseUrl = '',
-): Promise<{ laterStartsMs: number[]; idleRssMb: number; peakRssMb: number }> {
+async function laterStarts(command: Command, port: number): Promise<{ laterStartsMs: number[]; idleRssMb: number; peakRssMb: number }> {
   const laterStartsMs: number[] = [];
   let idleRssMb = 0;
   let peakRssMb = 0;
   for (let run = 0; run < 5; run++) {
-    const result = await startOnce(dataDir, port, run === 4 ? 3_000 : 0, databaseUrl);
+    const result = await startOnce(command, port, run === 4 ? 3_000 : 0);
     laterStartsMs.push(result.ms);
     if (result.rss) ({ now: idleRssMb, peak: peakRssMb } = result.rss);
   }
@@ -90,19 +94,35 @@ export async function measurePostgresStartup(
 ): Promise<{ startsMs: number[]; idleRssMb: number; peakRssMb: number }> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'users-posts-bench-'));
   try {
-    await startOnce(dataDir, port, 0, databaseUrl); // applies migrations once
-    const { laterStartsMs, ...memory } = await laterStarts(dataDir, port, databaseUrl);
+    await startOnce(product(dataDir, databaseUrl), port); // applies migrations once
+    const { laterStartsMs, ...memory } = await laterStarts(product(dataDir, databaseUrl), port);
     return { startsMs: laterStartsMs, ...memory };
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }
 }
 
+/**
+ * The product's embedded start: a first start on a new data directory (it migrates), then five later ones; then, on
+ * the same directory, five starts of the embedded database alone (the floor).
+ */
 export async function measureStartup(port = 4900): Promise<StartupFigures> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'users-posts-bench-'));
   try {
-    const first = await startOnce(dataDir, port);
-    return { firstStartMs: first.ms, ...(await laterStarts(dataDir, port)) };
+    const first = await startOnce(product(dataDir), port);
+    const later = await laterStarts(product(dataDir), port);
+    const alone = await laterStarts(
+      {
+        args: () => ['bench/baseline/embedded-database-alone.mjs'],
+        env: { DATA_DIR: dataDir, POSTGRESQL_CONF: JSON.stringify(PGLITE_POSTGRESQL_CONF) },
+      },
+      port,
+    );
+    return {
+      firstStartMs: first.ms,
+      ...later,
+      databaseAlone: { startsMs: alone.laterStartsMs, idleRssMb: alone.idleRssMb, peakRssMb: alone.peakRssMb },
+    };
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }
