@@ -163,4 +163,10 @@ export function printTable(results: ScenarioResult[], startup: StartupResult | n
   if (startup && startup.idleRssMb > 150) missed.push('idle RSS');
   if (startup && startup.coldStartMs > 1000) missed.push('cold start');
   console.log(missed.length ? `\n  targets missed: ${missed.join(', ')}` : '\n  every target met');
+  if (startup?.databaseAloneIdleRssMb !== undefined && startup.databaseAloneStartMs !== undefined)
+    console.log(
+      `  the embedded targets leave the app ${Math.round((150 - startup.databaseAloneIdleRssMb) * 10) / 10} MB and ${1000 - startup.databaseAloneStartMs} ms ` +
+        `over PGlite alone (${startup.databaseAloneIdleRssMb} MB, ${startup.databaseAloneStartMs} ms); on PostgreSQL the app idles at ${startup.postgresIdleRssMb ?? 'n/a'} MB ` +
+        `and starts in ${startup.postgresStartMs ?? 'n/a'} ms`,
+    );
 }
