@@ -1,8 +1,8 @@
 // Public API of @users-posts/db: createDatabase (PGlite or PostgreSQL, migrated) and the generated Prisma types.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openPostgresDatabase, type Database, type PoolOptions } from './database.js';
 import { optimiseWebAssemblyFromEnv } from '@users-posts/schema-engine-bridge/webassembly-tier';
+import { openPostgresDatabase, type Database, type PoolOptions } from './database.js';
 import { openEmbeddedDatabase } from './embedded/embedded-database.js';
 
 export { startEmbeddedDatabase, type StartingDatabase } from './embedded/embedded-database.js';
