@@ -1,6 +1,6 @@
 // Production build: bundles apps/api/src/main.ts with esbuild into apps/api/dist/ and copies the files it reads at run time.
 // Plain JS (not .ts) so that `pnpm build` needs no TypeScript loader and `pnpm start` stays quick to build.
-import { access, copyFile, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { access, copyFile, cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -11,11 +11,10 @@ const outdir = path.join(root, 'apps/api/dist');
 
 /**
  * Packages left to Node at run time, resolved from apps/api (each is a dependency of @users-posts/api):
- * argon2 is a native addon; swagger-ui serves its static files from its own folder; helmet is loaded by
- * security-headers.ts through createRequire from @fastify/helmet's folder. pg-native is pg's optional native driver
- * (never installed) and must stay a lazy require.
+ * argon2 is a native addon; helmet is loaded by security-headers.ts through createRequire from @fastify/helmet's
+ * folder. pg-native is pg's optional native driver (never installed) and must stay a lazy require.
  */
-const EXTERNAL = ['@node-rs/argon2', '@fastify/swagger-ui', '@fastify/helmet', 'pg-native'];
+const EXTERNAL = ['@node-rs/argon2', '@fastify/helmet', 'pg-native'];
 
 /**
  * Files the bundled code opens next to itself (`new URL('./x', import.meta.url)`), copied into dist/:
@@ -32,6 +31,13 @@ const RUNTIME_FILES = [
   path.join(pgliteDist, 'initdb.wasm'),
   path.join(schemaEngineDir, 'schema_engine_bg.wasm'),
 ];
+
+/**
+ * Swagger UI's assets, copied to dist/static: the bundled @fastify/swagger-ui reads its logo at `__dirname/static`
+ * (dist/, once bundled) and plugins/docs.ts serves this copy as its `baseDir` (the plugin's documented way to bundle
+ * it). Bundled rather than left to Node: resolving and loading the plugin's CommonJS tree cost ~50 ms of each start.
+ */
+const swaggerUiStatic = path.join(path.dirname(createRequire(path.join(root, 'apps/api/package.json')).resolve('@fastify/swagger-ui')), 'static');
 
 /**
  * graphql-js picks its `instanceOf` at load time from `process.env.NODE_ENV === 'production'`; otherwise every type
@@ -173,6 +179,7 @@ export async function build() {
   });
   assertSingleGraphql(result.metafile);
   await Promise.all(RUNTIME_FILES.map((file) => copyFile(file, path.join(outdir, path.basename(file)))));
+  await cp(swaggerUiStatic, path.join(outdir, 'static'), { recursive: true });
   await writeContract();
   await writeFile(path.join(outdir, 'package.json'), '{ "type": "module" }\n');
   await writeFile(path.join(outdir, 'main.js'), LAUNCHER);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Proves the production path: the built repository, copied, `pnpm install --prod` (offline, frozen), then the
-# production start (`pnpm start:prod`) answers /readyz on PGlite and, with DATABASE_URL (or $1), on PostgreSQL.
+# production start (`pnpm start:prod`) answers /readyz and /docs on PGlite and, with DATABASE_URL (or $1), on PostgreSQL.
 # Usage: scripts/check-production-install.sh [postgres://…]   (run `pnpm build` first; CI does it here).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,6 +33,10 @@ start_and_probe() {
     kill -0 "$SERVER_PID" 2>/dev/null || { echo "$label: the production start exited" >&2; exit 1; }
     [ $((SECONDS - started)) -lt 30 ] || { echo "$label: not ready within 30 s" >&2; exit 1; }
     sleep 0.1
+  done
+  # /docs from the build's copy of Swagger UI's assets (scripts/build.mjs bundles the plugin, not its files).
+  for asset in /docs/ /docs/static/swagger-ui-bundle.js /docs/static/logo.svg; do
+    curl -sf "http://127.0.0.1:$PORT$asset" -o /dev/null || { echo "$label: GET $asset failed on the production start" >&2; exit 1; }
   done
   kill "$SERVER_PID"
   wait "$SERVER_PID" || { echo "$label: exit code $? after SIGTERM" >&2; exit 1; }
