@@ -1,6 +1,8 @@
 // Turns an error that stopped the start (config, data directory, database, port) into one human line that says the fix.
 // Hand-written: no kept library maps Node's system errors to operator advice.
 import net from 'node:net';
+import path from 'node:path';
+import { dataDirectories } from './paths.js';
 
 /** Thrown by the database plugin when PostgreSQL cannot be used at start; names the server without the password. */
 export class DatabaseUnreachableError extends Error {
@@ -39,13 +41,29 @@ export function startupFailureLine(error: unknown, env: NodeJS.ProcessEnv = proc
     return `cannot listen on ${system.address}:${system.port} (${code}): set PORT to a port above 1023 and HOST to an address of this machine`;
   }
   if (system.path && code && DATA_DIRECTORY_CODES.has(code) && system.syscall !== 'listen') {
+    if (onDataDirectoryPath(system.path, env)) {
+      return (
+        `cannot write the data directory: ${code} on ${system.path}. Make it writable by this user, or set DATA_DIR ` +
+        `(now ${env.DATA_DIR ?? '.data'}) or PGLITE_DIR (the embedded database; now ${env.PGLITE_DIR ?? '<DATA_DIR>/pglite'}) to a writable directory`
+      );
+    }
+    // Not the operator's directory: a file of the installation (a build's copied assets, a package's file) or the
+    // temporary directory. Pointing at DATA_DIR here sent the operator to fix the wrong thing.
     return (
-      `cannot write the data directory: ${code} on ${system.path}. Make it writable by this user, or set DATA_DIR ` +
-      `(now ${env.DATA_DIR ?? '.data'}) or PGLITE_DIR (the embedded database; now ${env.PGLITE_DIR ?? '<DATA_DIR>/pglite'}) to a writable directory`
+      `cannot open ${system.path} (${code}), a file or directory this server needs outside its data directory: ` +
+      'if it belongs to the installation, build (pnpm build) or install (pnpm install) again; if it is in the temporary ' +
+      'directory, make that writable or set TMPDIR'
     );
   }
   const message = error instanceof Error ? error.message : String(error);
   return firstLine(message) || String(code ?? 'unknown error');
+}
+
+/** Whether `file` is the data directory or PGLITE_DIR, inside one, or a parent that creating one would need. */
+function onDataDirectoryPath(file: string, env: NodeJS.ProcessEnv): boolean {
+  const target = path.resolve(file);
+  const within = (parent: string, child: string) => child === parent || child.startsWith(parent + path.sep);
+  return Object.values(dataDirectories(env)).some((directory) => within(directory, target) || within(target, directory));
 }
 
 /**

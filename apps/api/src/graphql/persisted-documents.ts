@@ -73,6 +73,22 @@ export function readManifest(file: string): Map<string, string> {
   return documents;
 }
 
+/** readManifest for GRAPHQL_PERSISTED_DOCUMENTS: a file it cannot read is said as that setting's fault, with the fix. */
+function readManifestSetting(file: string): Map<string, string> {
+  try {
+    return readManifest(file);
+  } catch (error) {
+    if (error instanceof SyntaxError) throw new Error(`GRAPHQL_PERSISTED_DOCUMENTS: ${file} is not JSON (${error.message})`, { cause: error });
+    const code = (error as NodeJS.ErrnoException).code;
+    if (!code) throw error;
+    throw new Error(
+      `GRAPHQL_PERSISTED_DOCUMENTS: cannot read ${file} (${code}): set it to the path of a readable manifest ` +
+        '(`pnpm documents:manifest` writes packages/client/persisted-documents.json), or leave it unset',
+      { cause: error },
+    );
+  }
+}
+
 /** The registered documents and the mode: one instance per app, shared by its doors. */
 export class PersistedDocuments {
   constructor(
@@ -81,7 +97,7 @@ export class PersistedDocuments {
   ) {}
 
   static fromConfig(config: PersistedDocumentsConfig): PersistedDocuments {
-    return new PersistedDocuments(config.file ? readManifest(config.file) : new Map(), config.trustedOnly);
+    return new PersistedDocuments(config.file ? readManifestSetting(config.file) : new Map(), config.trustedOnly);
   }
 
   get size(): number {

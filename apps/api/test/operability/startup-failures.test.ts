@@ -1,13 +1,15 @@
-// A start that cannot succeed (port taken, data directory unwritable, PGlite directory owned, database unreachable)
-// exits non-zero at once with one human line naming the setting to change, through the real process.
+// A start that cannot succeed (port taken, data directory unwritable, PGlite directory owned, database unreachable, a
+// manifest it cannot read) exits non-zero at once with one human line naming the setting to change, through the real
+// process; and the line for a file error blames the data directory only for a path on it.
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { lockDirectory } from '@users-posts/db';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { repoRoot } from '../../src/paths.js';
+import { startupFailureLine } from '../../src/startup-failure.js';
 import { freePort } from '../support/processes.js';
 
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'users-posts-startup-'));
@@ -104,4 +106,40 @@ describe('a start that cannot succeed', () => {
     );
     expect(line).not.toContain('hunter2');
   }, 20_000);
+
+  it('names a persisted documents manifest it cannot read by its setting, not as the data directory', async () => {
+    const manifest = path.join(scratch, 'no-such-manifest.json');
+    const { code, output } = await runServer({ PORT: String(await freePort()), GRAPHQL_PERSISTED_DOCUMENTS: manifest });
+    expect(code).toBe(1);
+    const line = oneLine(output);
+    expect(line).toContain(`GRAPHQL_PERSISTED_DOCUMENTS: cannot read ${manifest} (ENOENT)`);
+    expect(line).not.toContain('data directory');
+  }, 20_000);
+});
+
+describe('the start-up line for a file error', () => {
+  /** A real error of Node's file system, as a start meets it. */
+  const fileError = (file: string): unknown => {
+    try {
+      return readFileSync(file);
+    } catch (error) {
+      return error;
+    }
+  };
+  const env = { DATA_DIR: path.join(scratch, 'data'), PGLITE_DIR: path.join(scratch, 'elsewhere', 'pglite') };
+
+  it('blames the data directory (or PGLITE_DIR) only for a path on it', () => {
+    for (const onIt of [path.join(env.DATA_DIR, 'secrets.json'), path.join(env.PGLITE_DIR, 'PG_VERSION'), path.join(scratch, 'elsewhere')]) {
+      expect(startupFailureLine(fileError(onIt), env)).toMatch(/^cannot write the data directory: ENOENT on .*DATA_DIR .*PGLITE_DIR/);
+    }
+  });
+
+  it('says a file outside it (a missing file of the installation) is missing, without sending the operator to DATA_DIR', () => {
+    // What a production build missing its copy of Swagger UI's logo said: "cannot write the data directory".
+    const line = startupFailureLine(fileError(path.join(scratch, 'dist', 'static', 'logo.svg')), env);
+    expect(line).toMatch(
+      /^cannot open .*dist\/static\/logo\.svg \(ENOENT\), a file or directory this server needs outside its data directory: .*pnpm build.*pnpm install/,
+    );
+    expect(line).not.toContain('DATA_DIR');
+  });
 });
