@@ -47,6 +47,26 @@ export function documentIdOf(params: DocumentParams): string | undefined {
   return undefined;
 }
 
+/** The manifest file's JSON; a file that cannot be read or parsed is said as GRAPHQL_PERSISTED_DOCUMENTS's fault, with the fix. */
+function manifestJson(file: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'unreadable';
+    throw new Error(
+      `GRAPHQL_PERSISTED_DOCUMENTS: cannot read ${file} (${code}): set it to the path of a readable manifest ` +
+        '(`pnpm documents:manifest` writes packages/client/persisted-documents.json), or leave it unset',
+      { cause: error },
+    );
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new Error(`GRAPHQL_PERSISTED_DOCUMENTS: ${file} is not JSON (${(error as Error).message})`, { cause: error });
+  }
+}
+
 /**
  * The manifest as a map from hash to document. Two formats: `{ "<sha256 hex>": "<document>" }` (what
  * `pnpm documents:manifest` and GraphQL Code Generator's client preset write) and Apollo's
@@ -55,7 +75,7 @@ export function documentIdOf(params: DocumentParams): string | undefined {
  * running a text its clients did not sign off.
  */
 export function readManifest(file: string): Map<string, string> {
-  const json: unknown = JSON.parse(readFileSync(file, 'utf8'));
+  const json = manifestJson(file);
   const entries: [string, unknown][] =
     isObject(json) && json.format === 'apollo-persisted-query-manifest' && Array.isArray(json.operations)
       ? json.operations.map((operation: unknown) => (isObject(operation) ? [String(operation.id), operation.body] : ['', undefined]))
@@ -73,22 +93,6 @@ export function readManifest(file: string): Map<string, string> {
   return documents;
 }
 
-/** readManifest for GRAPHQL_PERSISTED_DOCUMENTS: a file it cannot read is said as that setting's fault, with the fix. */
-function readManifestSetting(file: string): Map<string, string> {
-  try {
-    return readManifest(file);
-  } catch (error) {
-    if (error instanceof SyntaxError) throw new Error(`GRAPHQL_PERSISTED_DOCUMENTS: ${file} is not JSON (${error.message})`, { cause: error });
-    const code = (error as NodeJS.ErrnoException).code;
-    if (!code) throw error;
-    throw new Error(
-      `GRAPHQL_PERSISTED_DOCUMENTS: cannot read ${file} (${code}): set it to the path of a readable manifest ` +
-        '(`pnpm documents:manifest` writes packages/client/persisted-documents.json), or leave it unset',
-      { cause: error },
-    );
-  }
-}
-
 /** The registered documents and the mode: one instance per app, shared by its doors. */
 export class PersistedDocuments {
   constructor(
@@ -97,7 +101,7 @@ export class PersistedDocuments {
   ) {}
 
   static fromConfig(config: PersistedDocumentsConfig): PersistedDocuments {
-    return new PersistedDocuments(config.file ? readManifestSetting(config.file) : new Map(), config.trustedOnly);
+    return new PersistedDocuments(config.file ? readManifest(config.file) : new Map(), config.trustedOnly);
   }
 
   get size(): number {
