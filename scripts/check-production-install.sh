@@ -38,6 +38,11 @@ start_and_probe() {
   for asset in /docs/ /docs/static/swagger-ui-bundle.js /docs/static/logo.svg; do
     curl -sf "http://127.0.0.1:$PORT$asset" -o /dev/null || { echo "$label: GET $asset failed on the production start" >&2; exit 1; }
   done
+  # The files route that baseDir adds serves that folder only: a path out of it is refused, never the build's own files.
+  for escape in '/docs/..%2fserver.js' '/docs/%2e%2e/openapi.json' '/docs/static/..%2f..%2fpackage.json'; do
+    status=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT$escape")
+    case $status in 403 | 404) ;; *) echo "$label: GET $escape answered $status, not 403/404" >&2; exit 1 ;; esac
+  done
   kill "$SERVER_PID"
   wait "$SERVER_PID" || { echo "$label: exit code $? after SIGTERM" >&2; exit 1; }
   SERVER_PID=

@@ -115,6 +115,14 @@ describe('a start that cannot succeed', () => {
     expect(line).toContain(`GRAPHQL_PERSISTED_DOCUMENTS: cannot read ${manifest} (ENOENT)`);
     expect(line).not.toContain('data directory');
   }, 20_000);
+
+  it('names a persisted documents manifest that is not JSON by its setting', async () => {
+    const manifest = path.join(scratch, 'not-json-manifest.json');
+    writeFileSync(manifest, '{"abc": ');
+    const { code, output } = await runServer({ PORT: String(await freePort()), GRAPHQL_PERSISTED_DOCUMENTS: manifest });
+    expect(code).toBe(1);
+    expect(oneLine(output)).toContain(`GRAPHQL_PERSISTED_DOCUMENTS: ${manifest} is not JSON (`);
+  }, 20_000);
 });
 
 describe('the start-up line for a file error', () => {
