@@ -133,7 +133,7 @@ function assertSingleGraphql(metafile) {
 /**
  * The REST contract beside the bundle, as written (openapi.yaml, served at /openapi.yaml) and parsed by the same YAML
  * parser the server uses (openapi.json): the build serves the contract it was built from, and a start reads JSON
- * instead of parsing 3,000 lines of YAML (rest/contract.ts).
+ * instead of parsing 3,000 lines of YAML (openapi-contract.ts).
  */
 async function writeContract() {
   const text = await readFile(path.join(root, 'openapi/openapi.yaml'), 'utf8');

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { authDecisionProblems, introspectionProblems } from './contracts/auth-decisions.js';
 import { generateContracts, repoRoot } from './contracts/generate.js';
 import { graphqlDrift, restDrift } from './contracts/drift.js';
+import { checkPrivateFields } from './contracts/private-fields.js';
 import { checkBreakingAgainst, declaredBreakingChanges, defaultBaseRev, undeclared, type Change } from './contracts/breaking.js';
 
 type Check = () => Promise<string[]>;
@@ -37,6 +38,8 @@ await run('generated contract files are up to date', async () => {
   }
   return stale;
 });
+
+await run('the contracts agree on private fields (@private in schema.graphql, x-private in openapi.yaml)', () => checkPrivateFields(repoRoot));
 
 await run('every GraphQL Query, Mutation and Subscription field has @auth or @public', async () =>
   authDecisionProblems(await readFile(path.join(repoRoot, 'schema/schema.graphql'), 'utf8')),

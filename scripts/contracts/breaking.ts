@@ -1,5 +1,6 @@
 // Breaking changes in both contracts against a base git revision (GraphQL: @graphql-inspector/core; OpenAPI: Optic, and
-// constraints.ts for the request tightenings and response loosenings Optic lets through).
+// constraints.ts for the request tightenings and response loosenings Optic lets through; on both, access.ts for the
+// access decisions and field privacy neither rates as breaking).
 // Optic's BreakingChangesRuleset (@useoptic/*, maintained) reads OpenAPI 3.1 natively, type arrays included. Rejected:
 // Atlassian openapi-diff 0.24.1 throws "Unsupported OpenAPI version: 3.1.0" (swagger-parser 10) and, after a 3.0
 // down-conversion, misses nullability changes; @pb33f/openapi-changes downloads its binary at postinstall.
@@ -11,6 +12,7 @@ import { RuleRunner } from '@useoptic/rulesets-base';
 import { BreakingChangesRuleset } from '@useoptic/standard-rulesets';
 import { buildSchema, getNamedType, isEnumType, isInterfaceType, isObjectType, type GraphQLSchema } from 'graphql';
 import { parse as parseYaml } from 'yaml';
+import { graphqlAccessChanges, openapiAccessChanges } from './access.js';
 import { constraintChanges } from './constraints.js';
 import { commitMessages, resolveRev, revExists, showFile } from './git.js';
 
@@ -37,21 +39,33 @@ function outputEnums(schema: GraphQLSchema): Set<string> {
 }
 
 /**
- * BREAKING changes between two GraphQL SDL documents, plus three that graphql-inspector calls DANGEROUS and a consumer
+ * BREAKING changes between two GraphQL SDL documents, plus those that graphql-inspector calls DANGEROUS and a consumer
  * meets as broken: an argument's or input field's default changed (a request that omitted it now means something
- * else), and a value added to an enum that appears in answers (a client switching over the values meets one it does
- * not know; the same rule as constraints.ts for OpenAPI).
+ * else), a value added to an enum that appears in answers (a client switching over the values meets one it does
+ * not know; the same rule as constraints.ts for OpenAPI), and `@private` added to an existing field (its value is
+ * now hidden from most callers). Fields that now require more of their callers (`@auth`, `@public`) come from
+ * access.ts, which reads the decisions rather than the directives' shapes.
  */
 export async function graphqlBreakingChanges(baseSdl: string, headSdl: string): Promise<Change[]> {
   const head = buildSchema(headSdl);
   const answered = outputEnums(head);
   const changes = await diffGraphql(buildSchema(baseSdl), head);
+  const madePrivate = (c: (typeof changes)[number]) =>
+    c.type === ChangeType.DirectiveUsageFieldDefinitionAdded &&
+    (c.meta as { addedDirectiveName: string }).addedDirectiveName === 'private' &&
+    // inspector marks a directive on a new field (or type) this way: nobody could read it before, so nobody loses it.
+    !(c.meta as { addedToNewType: boolean }).addedToNewType;
   const breaks = (c: (typeof changes)[number]) =>
     c.criticality.level === CriticalityLevel.Breaking ||
     c.type === ChangeType.FieldArgumentDefaultChanged ||
     c.type === ChangeType.InputFieldDefaultValueChanged ||
-    (c.type === ChangeType.EnumValueAdded && answered.has(c.path?.split('.')[0] ?? ''));
-  return changes.filter(breaks).map((c): Change => ({ contract: 'graphql', message: c.message, ...(c.path ? { path: c.path } : {}) }));
+    (c.type === ChangeType.EnumValueAdded && answered.has(c.path?.split('.')[0] ?? '')) ||
+    madePrivate(c);
+  const message = (c: (typeof changes)[number]) =>
+    madePrivate(c) ? `Field '${c.path?.replace(/\.@private$/, '')}' was made private (@private): fewer callers see its value` : c.message;
+  const inspected = changes.filter(breaks).map((c): Change => ({ contract: 'graphql', message: message(c), ...(c.path ? { path: c.path } : {}) }));
+  const access = graphqlAccessChanges(baseSdl, headSdl).map((change): Change => ({ contract: 'graphql', ...change }));
+  return [...inspected, ...access];
 }
 
 /** Breaking changes between two OpenAPI 3.x YAML (or JSON) documents; `path` is a JSON pointer. */
@@ -71,7 +85,9 @@ export async function openapiBreakingChanges(baseDoc: string, headDoc: string): 
   const constraints = constraintChanges(from as never, to as never)
     .filter((change) => !related(change.path))
     .map((change): Change => ({ contract: 'openapi', message: change.message, path: change.path }));
-  return [...optic, ...constraints];
+  // Not filtered by what Optic reported nearby: who may call an operation or see a field is another finding.
+  const access = openapiAccessChanges(from as never, to as never).map((change): Change => ({ contract: 'openapi', ...change }));
+  return [...optic, ...constraints, ...access];
 }
 
 type OpenapiDoc = Parameters<RuleRunner['runRules']>[0]['fromSpec'];

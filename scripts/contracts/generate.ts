@@ -1,5 +1,5 @@
 // Generates every contract-derived file from the two contracts, in memory: packages/contracts/src/generated (the schema's
-// and the REST types), the server's resolver signatures (apps/api/src/graphql/generated/resolvers.ts, codegen.yml), the
+// and the REST types, and the private-field table), the server's resolver signatures (apps/api/src/graphql/generated/resolvers.ts, codegen.yml), the
 // client's trusted-documents manifest, and the validator of the server's environment (its operators' contract).
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -11,6 +11,7 @@ import { parse as parseYaml } from 'yaml';
 import { generateConfigValidator } from './config-validator.js';
 import type { GeneratedFile } from './generated-file.js';
 import { generatePersistedDocuments } from './persisted-documents.js';
+import { generatePrivateFields } from './private-fields.js';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -35,6 +36,11 @@ async function generateOpenapi(): Promise<GeneratedFile> {
 
 /** Every generated contract file, rendered from the current contracts, and the manifest of the client's documents. */
 export async function generateContracts(): Promise<GeneratedFile[]> {
-  const [graphql, openapi, documents] = await Promise.all([generateGraphql(), generateOpenapi(), generatePersistedDocuments(repoRoot)]);
-  return [...graphql, openapi, documents, ...generateConfigValidator(repoRoot)];
+  const [graphql, openapi, documents, privateFields] = await Promise.all([
+    generateGraphql(),
+    generateOpenapi(),
+    generatePersistedDocuments(repoRoot),
+    generatePrivateFields(repoRoot),
+  ]);
+  return [...graphql, openapi, privateFields, documents, ...generateConfigValidator(repoRoot)];
 }

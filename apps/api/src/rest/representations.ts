@@ -1,20 +1,25 @@
 // The public JSON shape of each model (SPEC §4): camelCase, numeric ids, ISO timestamps, never secrets.
 import type { components } from '@users-posts/contracts';
 import type { Comment, Order, Post } from '@users-posts/db';
+import type { Principal } from '../auth/principal.js';
 import type { PublicUser } from '../services/users.js';
+import { asSeenBy } from '../services/visibility.js';
 
 type Schemas = components['schemas'];
 
-export function userResource(user: PublicUser): Schemas['User'] {
-  return {
-    id: user.id,
-    name: user.name,
-    email: user.email,
-    age: user.age,
-    role: user.role,
-    createdAt: user.createdAt.toISOString(),
-    updatedAt: user.updatedAt.toISOString(),
-  };
+/** A user as `viewer` may see it: its private fields (the contract's `x-private`) only for itself, ADMINs and services. */
+export function userResource(viewer: Principal): (user: PublicUser) => Schemas['User'] {
+  return (user) =>
+    asSeenBy(viewer, 'User', user, {
+      id: user.id,
+      name: user.name,
+      email: user.email,
+      emailVerified: user.emailVerifiedAt !== null,
+      age: user.age,
+      role: user.role,
+      createdAt: user.createdAt.toISOString(),
+      updatedAt: user.updatedAt.toISOString(),
+    });
 }
 
 export function postResource(post: Post): Schemas['Post'] {
@@ -31,7 +36,7 @@ export function postResource(post: Post): Schemas['Post'] {
 export const POST_FIELDS = ['id', 'title', 'content', 'authorId', 'createdAt', 'updatedAt'] as const;
 
 /** Field names of a user representation, for `fields=` selection. */
-export const USER_FIELDS = ['id', 'name', 'email', 'age', 'role', 'createdAt', 'updatedAt'] as const;
+export const USER_FIELDS = ['id', 'name', 'email', 'emailVerified', 'age', 'role', 'createdAt', 'updatedAt'] as const;
 
 export function commentResource(comment: Comment): Schemas['Comment'] {
   return {

@@ -1,7 +1,7 @@
 // What each REST operation accepts as a request body, read from the contract: whether one is required, in which media types.
 import type { FastifyRequest } from 'fastify';
 import { AppError } from '../errors/app-error.js';
-import type { OpenapiDocument } from './contract.js';
+import type { OpenapiDocument } from '../openapi-contract.js';
 
 export interface BodyRule {
   required: boolean;

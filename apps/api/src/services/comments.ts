@@ -6,7 +6,8 @@ import type { CollectionQuery } from '../collections/query.js';
 import { AppError } from '../errors/app-error.js';
 import { parseId } from './ids.js';
 import { translatePrismaError } from '../errors/prisma.js';
-import { requireFields, validate } from './validation.js';
+import { storedAsIs } from './storage-mapping.js';
+import { validateInput, type ContractInput, type Unvalidated } from './validation.js';
 
 /** SPEC §4 allow-list for sorting comments. */
 export const COMMENT_SORT_FIELDS = ['id', 'createdAt'] as const;
@@ -18,9 +19,8 @@ export interface CommentFilter {
   userId?: number | undefined;
 }
 
-export interface NewComment {
-  body: string;
-}
+/** A new comment: the contract's CreateCommentInput. */
+export type NewComment = Unvalidated<ContractInput<'CreateCommentInput'>>;
 
 /** Every column of `comments` under the model's field names (see PUBLIC_USER_COLUMNS in users.ts). */
 export const COMMENT_COLUMNS = 'id, body, post_id AS "postId", author_id AS "authorId", created_at AS "createdAt", version';
@@ -62,10 +62,9 @@ export class CommentsService {
     if (dbPostId === null || !(await this.prisma.post.findUnique({ where: { id: dbPostId }, select: { id: true } }))) {
       throw new AppError('NOT_FOUND', 'Post not found');
     }
-    requireFields(input as unknown as Record<string, unknown>, ['body']);
-    validate(input as unknown as Record<string, unknown>, { body: true });
+    validateInput('CreateCommentInput', input);
     try {
-      return await this.prisma.comment.create({ data: { body: input.body, postId: dbPostId, authorId: caller.userId } });
+      return await this.prisma.comment.create({ data: { ...storedAsIs('Comment', input), postId: dbPostId, authorId: caller.userId } });
     } catch (error) {
       // The post (or the caller) vanished between the check and the write.
       translatePrismaError(error, { foreignKey: 'Post not found' });

@@ -7,7 +7,8 @@ import { AppError, type FieldError } from '../errors/app-error.js';
 import { parseId } from './ids.js';
 import { translatePrismaError } from '../errors/prisma.js';
 import { lockExpected, type Expectation } from './preconditions.js';
-import { requireFields } from './validation.js';
+import { storedAsIs } from './storage-mapping.js';
+import { validateInput, type ContractInput, type Unvalidated } from './validation.js';
 
 /** SPEC §4 allow-list for sorting orders. */
 export const ORDER_SORT_FIELDS = ['id', 'createdAt', 'totalCents', 'status'] as const;
@@ -16,30 +17,11 @@ export type OrderSortField = (typeof ORDER_SORT_FIELDS)[number];
 /** In the declaration order of the PostgreSQL enum, which is the order `ORDER BY status` sorts by. */
 export const ORDER_STATUSES = ['pending', 'paid', 'shipped', 'cancelled'] as const satisfies readonly OrderStatus[];
 
-const MAX_INT = 2_147_483_647;
-
-export interface NewOrder {
-  product: string;
-  quantity: number;
-  totalCents: number;
-}
+/** A new order: the contract's CreateOrderInput. */
+export type NewOrder = Unvalidated<ContractInput<'CreateOrderInput'>>;
 
 export interface OrderFilter {
   status?: OrderStatus | undefined;
-}
-
-function checkOrder(input: NewOrder): void {
-  const fields: FieldError[] = [];
-  const { product, quantity, totalCents } = input;
-  if (typeof product !== 'string') fields.push({ field: 'product', message: 'must be a string' });
-  else if (product.trim().length < 1) fields.push({ field: 'product', message: 'must not be empty' });
-  else if (product.length > 200) fields.push({ field: 'product', message: 'must be at most 200 characters' });
-  if (!Number.isInteger(quantity) || quantity < 1 || quantity > 1000)
-    fields.push({ field: 'quantity', message: 'must be an integer from 1 to 1000' });
-  if (!Number.isInteger(totalCents) || totalCents < 0 || totalCents > MAX_INT) {
-    fields.push({ field: 'totalCents', message: `must be an integer from 0 to ${MAX_INT}` });
-  }
-  if (fields.length) throw new AppError('VALIDATION_FAILED', 'Validation failed', fields);
 }
 
 /** Every column of `orders` under the model's field names (see PUBLIC_USER_COLUMNS in users.ts). */
@@ -107,12 +89,9 @@ export class OrdersService {
   /** A new `pending` order of user `userId`. */
   async create(principal: Principal, userId: string | number, input: NewOrder): Promise<Order> {
     const owner = await this.authorize(principal, userId);
-    requireFields(input as unknown as Record<string, unknown>, ['product', 'quantity', 'totalCents']);
-    checkOrder(input);
+    validateInput('CreateOrderInput', input);
     try {
-      return await this.prisma.order.create({
-        data: { userId: owner.userId, product: input.product, quantity: input.quantity, totalCents: input.totalCents, status: 'pending' },
-      });
+      return await this.prisma.order.create({ data: { ...storedAsIs('Order', input), userId: owner.userId, status: 'pending' } });
     } catch (error) {
       translatePrismaError(error, { foreignKey: 'User not found' });
     }

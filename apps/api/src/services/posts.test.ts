@@ -70,7 +70,7 @@ describe('PostsService.create', () => {
     );
     expect(outcome).toMatchObject({
       status: 'rejected',
-      reason: { kind: ErrorKinds.VALIDATION_FAILED, fields: [{ field: 'title', message: 'must not be empty' }] },
+      reason: { kind: ErrorKinds.VALIDATION_FAILED, fields: [{ field: 'title', message: 'must match pattern "\\S"' }] },
     });
     expect(events).toEqual([]);
     expect(await postCount()).toBe(before);

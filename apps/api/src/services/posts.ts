@@ -9,13 +9,11 @@ import type { EventBus } from '../shared-state/events/bus.js';
 import { parseId } from './ids.js';
 import { translatePrismaError } from '../errors/prisma.js';
 import { LIST_MAX, type Window } from './users.js';
-import { requireFields, validate } from './validation.js';
+import { storedAsIs } from './storage-mapping.js';
+import { validateInput, type ContractInput, type Unvalidated } from './validation.js';
 
-export interface NewPost {
-  title: string;
-  content: string;
-  authorId: string | number;
-}
+/** A new post: the contract's CreatePostInput, and its author (a path parameter on REST, an argument on GraphQL). */
+export type NewPost = Unvalidated<ContractInput<'CreatePostInput'>> & { authorId: string | number };
 
 export interface PostsConnection {
   posts: Post[];
@@ -131,16 +129,16 @@ export class PostsService {
   /** Writes a post as `principal` (the author itself, or an ADMIN for anyone) and emits postCreated. */
   async create(principal: Principal, input: NewPost): Promise<Post> {
     const caller = requireAuthenticated(principal);
-    requireFields(input as unknown as Record<string, unknown>, ['title', 'content', 'authorId']);
-    const authorId = parseId(input.authorId);
+    const { authorId: author, ...fields } = input;
+    const authorId = parseId(author);
     if (authorId === null || !canActFor(caller, authorId)) {
       if (caller.role !== 'ADMIN') throw new AppError('FORBIDDEN', 'You may only write posts as yourself');
       throw new AppError('NOT_FOUND', 'Author not found');
     }
-    validate(input as unknown as Record<string, unknown>, { title: true, content: true });
+    validateInput('CreatePostInput', fields);
     let post: Post;
     try {
-      post = await this.prisma.post.create({ data: { title: input.title, content: input.content, authorId } });
+      post = await this.prisma.post.create({ data: { ...storedAsIs('Post', fields), authorId } });
     } catch (error) {
       translatePrismaError(error, { foreignKey: 'Author not found' });
     }

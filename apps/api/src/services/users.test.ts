@@ -21,7 +21,7 @@ describe('UsersService.create (sign-up)', () => {
   it('stores the e-mail lower-cased, a USER, and the password only as a hash, which the answer does not hold', async () => {
     const user = await scenario.services.users.create({ name: 'Carol', email: 'Carol@Example.COM', password: 'carol-password' });
     expect(user).toMatchObject({ name: 'Carol', email: 'carol@example.com', role: 'USER' });
-    expect(Object.keys(user).sort()).toEqual(['age', 'createdAt', 'email', 'id', 'name', 'role', 'updatedAt', 'version']);
+    expect(Object.keys(user).sort()).toEqual(['age', 'createdAt', 'email', 'emailVerifiedAt', 'id', 'name', 'role', 'updatedAt', 'version']);
     const row = await scenario.db.prisma.user.findUniqueOrThrow({ where: { id: user.id } });
     expect(row.passwordHash).toMatch(/^\$argon2id\$/);
   });
@@ -40,7 +40,7 @@ describe('UsersService.update', () => {
   it('lets a user change their own account, and answers without credentials', async () => {
     const updated = await scenario.services.users.update(scenario.as('bob'), scenario.users.bob.id, { name: 'Robert' });
     expect(updated.name).toBe('Robert');
-    expect(Object.keys(updated).sort()).toEqual(['age', 'createdAt', 'email', 'id', 'name', 'role', 'updatedAt', 'version']);
+    expect(Object.keys(updated).sort()).toEqual(['age', 'createdAt', 'email', 'emailVerifiedAt', 'id', 'name', 'role', 'updatedAt', 'version']);
   });
 
   it.each([

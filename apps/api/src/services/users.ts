@@ -8,11 +8,16 @@ import { AppError, type FieldError } from '../errors/app-error.js';
 import { parseId } from './ids.js';
 import { translatePrismaError } from '../errors/prisma.js';
 import { lockExpected, preconditionFailed, type Expectation } from './preconditions.js';
-import { requireFields, validate } from './validation.js';
+import { storedAsIs } from './storage-mapping.js';
+import { nullableFields, validateInput, type ContractInput, type Unvalidated } from './validation.js';
+import { madeForTheCaller, mayReadEveryonesPrivate, privateFieldsOf } from './visibility.js';
 
 /** SPEC §4 allow-list for sorting users. */
 export const USER_SORT_FIELDS = ['id', 'name', 'email', 'age', 'createdAt'] as const;
 export type UserSortField = (typeof USER_SORT_FIELDS)[number];
+
+/** SPEC §4: search `q` over users matches these (the private ones only for callers who may see them: §3.1). */
+const SEARCHABLE_USER_FIELDS = ['name', 'email'] as const;
 
 export interface UserFilter {
   role?: Role | undefined;
@@ -24,30 +29,12 @@ export interface Window {
   offset?: number | undefined;
 }
 
-export interface NewUser {
-  name: string;
-  email: string;
-  age?: number | null | undefined;
-  password?: string | null | undefined;
-}
-
-export interface UserPatch {
-  /** null is refused by validation (GraphQL inputs can send an explicit null). */
-  name?: string | null | undefined;
-  email?: string | null | undefined;
-  /** null clears the age. */
-  age?: number | null | undefined;
-  role?: Role | undefined;
-}
-
-export interface UserReplacement {
-  name: string;
-  email: string;
-  /** Omitted or null: the age becomes null (full replacement). */
-  age?: number | null | undefined;
-  /** Omitted: the role is kept. Only an ADMIN may send one. */
-  role?: Role | undefined;
-}
+/** Sign-up's input: the contract's CreateUserInput (a field added there reaches this type, and storage, by itself). */
+export type NewUser = ContractInput<'CreateUserInput'>;
+/** A change of some fields: the contract's UpdateUserInput. */
+export type UserPatch = ContractInput<'UpdateUserInput'>;
+/** A full replacement: the contract's ReplaceUserInput (omitted nullable fields become null). */
+export type UserReplacement = ContractInput<'ReplaceUserInput'>;
 
 /** The most rows `users` / `posts` return without a `limit` (SPEC §2: at least 1 000; documented in schema.graphql). */
 export const LIST_MAX = 1000;
@@ -58,15 +45,17 @@ export const BULK_MAX = 100;
 const EMAIL_TAKEN = { field: 'email', message: 'is already in use' };
 
 /**
- * A user as any reader may see it: the contract's User and the row version its ETag is made of, never the credentials
- * (password hash, token version, e-mail verification). The reads below load only these columns, so a public read never
- * holds a password hash (nothing to leak through a serializer or a log of the object), and sends fewer bytes to parse;
- * the writes return the same fields (PUBLIC_USER_SELECT).
+ * A user without its credentials: the contract's User and the row version its ETag is made of, never the password hash
+ * or token version. Its private fields (e-mail, verification) are here too: each door shows them per caller through
+ * services/visibility.ts. The reads below load only these columns, so a read never holds a password hash (nothing to
+ * leak through a serializer or a log of the object), and sends fewer bytes to parse; the writes return the same fields
+ * (PUBLIC_USER_SELECT).
  */
 const PUBLIC_USER_FIELDS = {
   id: 'id',
   name: 'name',
   email: 'email',
+  emailVerifiedAt: 'email_verified_at',
   age: 'age',
   role: 'role',
   createdAt: 'created_at',
@@ -114,9 +103,18 @@ export class UsersService {
     return this.sql.rows<PublicUser>(text, [window.limit ?? LIST_MAX, window.offset ?? 0], PREPARED);
   }
 
-  /** One page of users by the collection conventions (filters by equality, search over name and email). */
-  page(query: CollectionQuery<UserSortField>, filter: UserFilter = {}): Promise<PageResult<PublicUser>> {
-    return findPage(this.sql, USERS_PAGE, query, { equal: { role: filter.role, age: filter.age }, searchIn: ['name', 'email'] });
+  /** The fields `viewer` may sort users by: private ones (the e-mail) only for those who may read every user's. */
+  sortableBy(viewer: Principal): readonly UserSortField[] {
+    return mayReadEveryonesPrivate(viewer) ? USER_SORT_FIELDS : USER_SORT_FIELDS.filter((field) => !privateFieldsOf('User').has(field));
+  }
+
+  /**
+   * One page of users by the collection conventions (filters by equality, search over name, and over the e-mail for
+   * those who may read every user's: anyone else could find an address letter by letter).
+   */
+  page(viewer: Principal, query: CollectionQuery<UserSortField>, filter: UserFilter = {}): Promise<PageResult<PublicUser>> {
+    const searchIn = SEARCHABLE_USER_FIELDS.filter((field) => mayReadEveryonesPrivate(viewer) || !privateFieldsOf('User').has(field));
+    return findPage(this.sql, USERS_PAGE, query, { equal: { role: filter.role, age: filter.age }, searchIn });
   }
 
   /** The user with this external id, or null. */
@@ -135,15 +133,11 @@ export class UsersService {
   }
 
   /** Sign-up: a new USER (the role of a new user is never chosen by the caller). */
-  async create(input: NewUser): Promise<PublicUser> {
-    requireFields(input as unknown as Record<string, unknown>, ['name', 'email']);
-    validate(input as unknown as Record<string, unknown>, { name: true, email: true, age: true, password: true });
-    const passwordHash = input.password ? await hashPassword(input.password) : null;
+  async create(input: Unvalidated<NewUser>): Promise<PublicUser> {
+    validateInput('CreateUserInput', input);
+    const data = await newUserData(input);
     try {
-      return await this.prisma.user.create({
-        data: { name: input.name, email: input.email.toLowerCase(), age: input.age ?? null, passwordHash, role: 'USER' },
-        select: PUBLIC_USER_SELECT,
-      });
+      return madeForTheCaller(await this.prisma.user.create({ data, select: PUBLIC_USER_SELECT }));
     } catch (error) {
       translatePrismaError(error, { unique: EMAIL_TAKEN });
     }
@@ -153,7 +147,27 @@ export class UsersService {
    * Changes a user: allowed for that user and for ADMINs; `role` only by an ADMIN. A caller who may not act on the
    * id gets 403 whether or not it exists (existence is not revealed); an ADMIN gets 404 for a missing one.
    */
-  async update(principal: Principal, id: string | number, patch: UserPatch, expectation?: Expectation): Promise<PublicUser> {
+  async update(principal: Principal, id: string | number, patch: Unvalidated<UserPatch>, expectation?: Expectation): Promise<PublicUser> {
+    return this.change(principal, id, 'UpdateUserInput', patch, expectation);
+  }
+
+  /**
+   * Full replacement (PUT): the contract's required fields required, every nullable field left out set to null, an
+   * omitted `role` kept. The same rules as `update`: self or ADMIN, `role` only from an ADMIN (any `role`, even the
+   * current one).
+   */
+  async replace(principal: Principal, id: string | number, input: Unvalidated<UserReplacement>, expectation?: Expectation): Promise<PublicUser> {
+    const cleared = Object.fromEntries(nullableFields('ReplaceUserInput').map((field) => [field, null]));
+    return this.change(principal, id, 'ReplaceUserInput', { ...cleared, ...input }, expectation);
+  }
+
+  private async change(
+    principal: Principal,
+    id: string | number,
+    schema: 'UpdateUserInput' | 'ReplaceUserInput',
+    input: Unvalidated<UserPatch>,
+    expectation?: Expectation,
+  ): Promise<PublicUser> {
     const dbId = parseId(id);
     if (principal.kind === 'anonymous') throw new AppError('UNAUTHENTICATED');
     if (dbId === null || !canActFor(principal, dbId)) {
@@ -161,10 +175,10 @@ export class UsersService {
         ? new AppError('NOT_FOUND', 'User not found')
         : new AppError('FORBIDDEN', 'You may only change your own account');
     }
-    if (patch.role !== undefined && principal.role !== 'ADMIN') throw new AppError('FORBIDDEN', 'Only an ADMIN may change a role');
-    validate(patch as Record<string, unknown>, { name: true, email: true, age: true });
-    const email = patch.email?.toLowerCase();
-    const data = { name: patch.name ?? undefined, email, age: patch.age, role: patch.role };
+    if (input.role != null && principal.role !== 'ADMIN') throw new AppError('FORBIDDEN', 'Only an ADMIN may change a role');
+    validateInput(schema, input);
+    const data = userPatchData(input);
+    const email = data.email;
     try {
       if (expectation) {
         return await this.prisma.$transaction(async (tx) => {
@@ -184,36 +198,14 @@ export class UsersService {
   }
 
   /**
-   * Full replacement (PUT): `name` and `email` required, an omitted `age` becomes null, an omitted `role` is kept.
-   * The same rules as `update`: self or ADMIN, `role` only from an ADMIN (any `role`, even the current one).
-   */
-  async replace(principal: Principal, id: string | number, input: UserReplacement, expectation?: Expectation): Promise<PublicUser> {
-    requireFields(input as unknown as Record<string, unknown>, ['name', 'email']);
-    return this.update(principal, id, { name: input.name, email: input.email, age: input.age ?? null, role: input.role }, expectation);
-  }
-
-  /**
    * Creates 1–100 USERs all or nothing, in one transaction. Every invalid user is named as `users[i].field` (422);
    * an email repeated inside the batch (the later occurrences) or already in use is named as `users[i].email` (409).
    */
-  async createMany(principal: Principal, inputs: readonly NewUser[]): Promise<PublicUser[]> {
+  async createMany(principal: Principal, users: readonly Unvalidated<NewUser>[]): Promise<PublicUser[]> {
     requireRole(principal, 'ADMIN');
-    if (inputs.length === 0 || inputs.length > BULK_MAX) {
-      throw new AppError('VALIDATION_FAILED', 'Validation failed', [{ field: 'users', message: `must hold 1 to ${BULK_MAX} users` }]);
-    }
-    const invalid: FieldError[] = [];
-    inputs.forEach((input, index) => {
-      const prefix = `users[${index}].`;
-      const record = input as unknown as Record<string, unknown>;
-      try {
-        requireFields(record, ['name', 'email'], prefix);
-        validate(record, { name: true, email: true, age: true, password: true }, prefix);
-      } catch (error) {
-        if (!(error instanceof AppError) || !error.fields) throw error;
-        invalid.push(...error.fields);
-      }
-    });
-    if (invalid.length) throw new AppError('VALIDATION_FAILED', 'Validation failed', invalid);
+    const batch = { users };
+    validateInput('BatchCreateUsersInput', batch); // 1–100 users (the contract's bounds), each named as `users[i].field`
+    const inputs = batch.users;
 
     const emails = inputs.map((input) => input.email.toLowerCase());
     const repeated: FieldError[] = [];
@@ -222,7 +214,7 @@ export class UsersService {
     });
     if (repeated.length) throw conflict(repeated);
 
-    const passwordHashes = await Promise.all(inputs.map((input) => (input.password ? hashPassword(input.password) : null)));
+    const rows = await Promise.all(inputs.map(newUserData));
     return this.prisma.$transaction(async (tx) => {
       const taken = await tx.user.findMany({ where: { email: { in: emails } }, select: { email: true } });
       if (taken.length) {
@@ -232,11 +224,11 @@ export class UsersService {
         );
       }
       const created: PublicUser[] = [];
-      for (const [index, input] of inputs.entries()) {
+      for (const index of inputs.keys()) {
         try {
           created.push(
             await tx.user.create({
-              data: { name: input.name, email: emails[index]!, age: input.age ?? null, passwordHash: passwordHashes[index] ?? null, role: 'USER' },
+              data: rows[index]!,
               select: PUBLIC_USER_SELECT,
             }),
           );
@@ -255,16 +247,15 @@ export class UsersService {
    * the emails would collide, so 409 naming `data.email` (as would an email already used by another user).
    * Returns how many users were updated.
    */
-  async updateMany(principal: Principal, ids: readonly number[], patch: UserPatch): Promise<number> {
+  async updateMany(principal: Principal, ids: readonly number[], patch: Unvalidated<UserPatch>): Promise<number> {
     requireRole(principal, 'ADMIN');
-    if (ids.length === 0 || ids.length > BULK_MAX) {
-      throw new AppError('VALIDATION_FAILED', 'Validation failed', [{ field: 'ids', message: `must hold 1 to ${BULK_MAX} ids` }]);
-    }
-    validate(patch as Record<string, unknown>, { name: true, email: true, age: true }, 'data.');
+    const bulk = { ids: [...ids], data: patch };
+    validateInput('BulkUpdateUsersInput', bulk); // 1–100 ids, and the data named as `data.field`
+    const data = userPatchData(bulk.data);
     const emailTaken = { field: 'data.email', message: 'is already in use' };
     return this.prisma.$transaction(async (tx) => {
       const existing = await tx.user.findMany({ where: { id: { in: [...ids] } }, select: { id: true } });
-      if (patch.email != null && existing.length > 1) {
+      if (data.email !== undefined && existing.length > 1) {
         throw conflict([{ field: 'data.email', message: 'cannot be set on more than one user' }]);
       }
       if (existing.length === 0) return 0;
@@ -272,12 +263,9 @@ export class UsersService {
         await clearVerificationUnlessEmail(
           tx,
           existing.map((row) => row.id),
-          patch.email?.toLowerCase(),
+          data.email,
         );
-        const { count } = await tx.user.updateMany({
-          where: { id: { in: existing.map((row) => row.id) } },
-          data: { name: patch.name ?? undefined, email: patch.email?.toLowerCase(), age: patch.age, role: patch.role },
-        });
+        const { count } = await tx.user.updateMany({ where: { id: { in: existing.map((row) => row.id) } }, data });
         return count;
       } catch (error) {
         translatePrismaError(error, { unique: emailTaken });
@@ -314,6 +302,17 @@ export class UsersService {
   count(): Promise<number> {
     return this.prisma.user.count();
   }
+}
+
+/** The row of a new USER: the contract's fields as they are (storage-mapping.ts), the e-mail lower-cased, the password hashed. */
+async function newUserData(input: NewUser) {
+  const passwordHash = input.password ? await hashPassword(input.password) : null;
+  return { ...storedAsIs('User', input), email: input.email.toLowerCase(), passwordHash, role: 'USER' as const };
+}
+
+/** The columns a validated patch changes: the contract's fields as they are, the e-mail lower-cased. */
+function userPatchData(patch: UserPatch) {
+  return { ...storedAsIs('User', patch), ...(patch.email === undefined ? {} : { email: patch.email.toLowerCase() }) };
 }
 
 /**

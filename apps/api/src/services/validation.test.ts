@@ -1,8 +1,9 @@
-// The field rules of SPEC §1 (name, email, password, age, texts), the storable-text check, and how failures are reported.
+// The field rules of SPEC §1 as the contract declares them (openapi.yaml's input schemas, compiled for the domain), the
+// storable-text check, and how failures are reported.
 import { describe, expect, it } from '@jest/globals';
 import { ErrorKinds } from '../errors/app-error.js';
-import { characters, isStorableText } from '../text.js';
-import { EMAIL_MAX, requireFields, rules, validate } from './validation.js';
+import { isStorableText } from '../text.js';
+import { nullableFields, validateInput, type InputSchema } from './validation.js';
 import { refusal } from '../../test/support/refusal.js';
 
 const UNSTORABLE = 'must not contain NUL characters or unpaired surrogates';
@@ -24,129 +25,100 @@ describe('isStorableText', () => {
   });
 });
 
-describe('rules', () => {
-  it('name: 1 to 100 characters of storable text, not blank', () => {
-    expect(rules.name('A')).toBeUndefined();
-    expect(rules.name('a'.repeat(100))).toBeUndefined();
-    expect(rules.name('a'.repeat(101))).toBe('must be at most 100 characters');
-    expect(rules.name('')).toBe('must not be empty');
-    expect(rules.name(' \t\n ')).toBe('must not be empty');
-    expect(rules.name(42)).toBe('must be a string');
-    expect(rules.name(null)).toBe('must be a string');
-    expect(rules.name('Ada\u0000')).toBe(UNSTORABLE);
+/** The fields a refused input is named by, with their messages; undefined when the input holds. */
+function verdict(schema: InputSchema, input: unknown) {
+  try {
+    validateInput(schema, input);
+    return undefined;
+  } catch (error) {
+    return refusal(() => {
+      throw error;
+    }).fields;
+  }
+}
+
+const user = (fields: Record<string, unknown>) => ({ name: 'Ada', email: 'ada@example.com', ...fields });
+
+describe('validateInput: the contract\'s field rules', () => {
+  it('name: 1 to 100 characters of storable text, not only white space', () => {
+    expect(verdict('CreateUserInput', user({ name: 'A' }))).toBeUndefined();
+    expect(verdict('CreateUserInput', user({ name: 'a'.repeat(100) }))).toBeUndefined();
+    expect(verdict('CreateUserInput', user({ name: 'a'.repeat(101) }))).toEqual([{ field: 'name', message: 'must NOT have more than 100 characters' }]);
+    expect(verdict('CreateUserInput', user({ name: '' }))?.[0]?.field).toBe('name');
+    expect(verdict('CreateUserInput', user({ name: ' \t\n ' }))).toEqual([{ field: 'name', message: 'must match pattern "\\S"' }]);
+    expect(verdict('CreateUserInput', user({ name: 42 }))).toEqual([{ field: 'name', message: 'must be string' }]);
+    expect(verdict('CreateUserInput', user({ name: 'Ada\u0000' }))).toEqual([{ field: 'name', message: UNSTORABLE }]);
   });
 
   it.each([
-    ['title', rules.title, 200],
-    ['content', rules.content, 50_000],
-    ['body', rules.body, 5_000],
-  ] as const)('%s: 1 to %i characters', (_name, rule, max) => {
-    expect(rule('a'.repeat(max))).toBeUndefined();
-    expect(rule('a'.repeat(max + 1))).toBe(`must be at most ${max} characters`);
-    expect(rule('   ')).toBe('must not be empty');
-    expect(rule('\uD800')).toBe(UNSTORABLE);
+    ['title', 'CreatePostInput', { content: 'C' }, 200],
+    ['content', 'CreatePostInput', { title: 'T' }, 50_000],
+    ['body', 'CreateCommentInput', {}, 5_000],
+    ['product', 'CreateOrderInput', { quantity: 1, totalCents: 0 }, 200],
+  ] as const)('%s: 1 to %i characters, not only white space', (field, schema, rest, max) => {
+    expect(verdict(schema, { ...rest, [field]: 'a'.repeat(max) })).toBeUndefined();
+    expect(verdict(schema, { ...rest, [field]: 'a'.repeat(max + 1) })).toEqual([{ field, message: `must NOT have more than ${max} characters` }]);
+    expect(verdict(schema, { ...rest, [field]: '   ' })?.[0]?.field).toBe(field);
+    expect(verdict(schema, { ...rest, [field]: '\uD800' })).toEqual([{ field, message: UNSTORABLE }]);
   });
 
   it('email: an address of at most 254 characters; its case is kept (the service lower-cases what it stores)', () => {
-    expect(EMAIL_MAX).toBe(254);
-    expect(rules.email('ada@example.com')).toBeUndefined();
-    expect(rules.email('Ada.Lovelace@Example.COM')).toBeUndefined();
-    const longest = `${'a'.repeat(EMAIL_MAX - '@example.com'.length)}@example.com`;
+    expect(verdict('CreateUserInput', user({ email: 'Ada.Lovelace@Example.COM' }))).toBeUndefined();
+    const longest = `${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(57)}.com`;
     expect(longest).toHaveLength(254);
-    expect(rules.email(longest)).toBeUndefined();
-    expect(rules.email(`a${longest}`)).toBe('must be at most 254 characters');
+    expect(verdict('CreateUserInput', user({ email: longest }))).toBeUndefined();
+    expect(verdict('CreateUserInput', user({ email: `a${longest}` }))).toEqual([
+      { field: 'email', message: 'must NOT have more than 254 characters' },
+    ]);
   });
 
-  it.each(['', 'ada', 'ada@', '@example.com', 'ada@example', 'ada lovelace@example.com', 'ada@@example.com', 'ada@exa mple.com'])(
-    'email: refuses %p as not an e-mail address',
-    (value) => {
-      expect(rules.email(value)).toBe('must be an e-mail address');
-    },
-  );
-
-  it('email: refuses what is not a string, and unstorable text', () => {
-    expect(rules.email(['ada@example.com'])).toBe('must be a string');
-    expect(rules.email('ada\u0000@example.com')).toBe(UNSTORABLE);
+  it.each([
+    ['not an address', 'ada'],
+    ['no domain', 'ada@'],
+    ['no local part', '@example.com'],
+    ['a space', 'ada lovelace@example.com'],
+    ['two @', 'ada@@example.com'],
+    ["a Cyrillic look-alike of the admin's address (U+0430)", '\u0430dmin@example.com'],
+    ['a zero-width space inside (U+200B)', 'ad\u200Bmin@example.com'],
+    ['a dotless ı (U+0131)', 'adm\u0131n@example.com'],
+    ['fullwidth letters', '\uFF41\uFF44\uFF4D\uFF49\uFF4E@example.com'],
+    ['a right-to-left override', 'admin\u202E@example.com'],
+    ['a non-ASCII domain (punycode is the accepted form)', 'ada@exämple.com'],
+  ])('email: refuses %s', (_what, email) => {
+    expect(verdict('CreateUserInput', user({ email }))).toEqual([{ field: 'email', message: 'must match format "email"' }]);
   });
 
-  it('password: 8 to 128 characters of storable text', () => {
-    expect(rules.password('a'.repeat(7))).toBe('must be 8 to 128 characters');
-    expect(rules.password('a'.repeat(8))).toBeUndefined();
-    expect(rules.password('a'.repeat(128))).toBeUndefined();
-    expect(rules.password('a'.repeat(129))).toBe('must be 8 to 128 characters');
-    expect(rules.password(12345678)).toBe('must be a string');
-    expect(rules.password('correct\u0000horse')).toBe(UNSTORABLE);
+  it('email: accepts an internationalised domain in its punycode form', () => {
+    expect(verdict('CreateUserInput', user({ email: 'ada@xn--exmple-cua.com' }))).toBeUndefined();
+  });
+
+  it('password: 8 to 128 characters, counted as characters (an emoji is one)', () => {
+    expect(verdict('CreateUserInput', user({ password: 'a'.repeat(8) }))).toBeUndefined();
+    expect(verdict('CreateUserInput', user({ password: 'a'.repeat(128) }))).toBeUndefined();
+    expect(verdict('CreateUserInput', user({ password: 'a'.repeat(7) }))).toEqual([{ field: 'password', message: 'must NOT have fewer than 8 characters' }]);
+    expect(verdict('CreateUserInput', user({ password: '🙂'.repeat(4) }))?.[0]?.field).toBe('password');
+    expect(verdict('CreateUserInput', user({ password: '🙂'.repeat(8) }))).toBeUndefined();
   });
 
   it('age: an integer from 0 to 150, or null (no age)', () => {
-    for (const age of [0, 36, 150, null]) expect(rules.age(age)).toBeUndefined();
-    for (const age of [-1, 151, 30.5, '30', NaN, Infinity, true]) expect(rules.age(age)).toBe('must be an integer from 0 to 150');
-  });
-});
-
-describe('lengths in characters, as the contract counts them (REST and GraphQL agree)', () => {
-  it('counts a surrogate pair as one character, and a lone surrogate as one', () => {
-    expect(characters('🙂🙂')).toBe(2);
-    expect(characters('a🙂b')).toBe(3);
-    expect(characters('\uD83D')).toBe(1);
-    expect(characters('\uDE42\uD83D')).toBe(2);
+    for (const age of [0, 36, 150, null]) expect(verdict('CreateUserInput', user({ age }))).toBeUndefined();
+    for (const age of [-1, 151, 30.5, '30', true]) expect(verdict('CreateUserInput', user({ age }))?.[0]?.field).toBe('age');
   });
 
-  it('accepts a 100-emoji name and refuses a 101-emoji one, as Ajv does on the REST door', () => {
-    expect(rules.name('🙂'.repeat(100))).toBeUndefined();
-    expect(rules.name('🙂'.repeat(101))).toBe('must be at most 100 characters');
-  });
-
-  it('refuses a 4-emoji password (4 characters, 8 UTF-16 units) and accepts an 8-emoji one', () => {
-    expect(rules.password('🙂'.repeat(4))).toBe('must be 8 to 128 characters');
-    expect(rules.password('🙂'.repeat(8))).toBeUndefined();
-    expect(rules.password('🙂'.repeat(129))).toBe('must be 8 to 128 characters');
-  });
-});
-
-describe('validate', () => {
-  it('passes quietly when every present field holds', () => {
-    expect(validate({ name: 'Ada', email: 'ada@example.com', age: null }, { name: true, email: true, age: true })).toBeUndefined();
-  });
-
-  it('throws one 422 naming every failing field, in the order checked, with the prefix', () => {
-    const error = refusal(() =>
-      validate({ name: '', email: 'nope', age: 200, password: 'short' }, { name: true, email: true, age: true, password: true }, 'input.'),
-    );
+  it('names every failing field at once, nested ones by their path, and refuses unknown fields', () => {
+    const error = refusal(() => validateInput('BatchCreateUsersInput', { users: [user({}), { name: '', email: 'nope', role: 'ADMIN' }] }));
     expect(error.kind).toBe(ErrorKinds.VALIDATION_FAILED);
     expect(error.status).toBe(422);
-    expect(error.message).toBe('Validation failed');
-    expect(error.fields).toEqual([
-      { field: 'input.name', message: 'must not be empty' },
-      { field: 'input.email', message: 'must be an e-mail address' },
-      { field: 'input.age', message: 'must be an integer from 0 to 150' },
-      { field: 'input.password', message: 'must be 8 to 128 characters' },
-    ]);
+    expect(error.fields?.map((failure) => failure.field).sort()).toEqual(['users[1].email', 'users[1].name', 'users[1].name', 'users[1].role'].sort());
   });
 
-  it('skips absent fields and fields it was not asked to check', () => {
-    expect(validate({ email: 'nope', age: 200 }, { name: true })).toBeUndefined();
-    expect(refusal(() => validate({ email: 'nope', age: 200 }, { email: true })).fields).toEqual([
-      { field: 'email', message: 'must be an e-mail address' },
-    ]);
-  });
-
-  it('treats a null text as a wrong type, not as absent', () => {
-    expect(refusal(() => validate({ name: null }, { name: true })).fields).toEqual([{ field: 'name', message: 'must be a string' }]);
+  it('names a missing required field as required', () => {
+    expect(verdict('CreateUserInput', { name: 'Ada' })).toEqual([{ field: 'email', message: 'is required' }]);
   });
 });
 
-describe('requireFields', () => {
-  it('names every missing or null field, in the order asked, with the prefix', () => {
-    const error = refusal(() => requireFields({ name: 'Ada', email: null, age: 0 }, ['name', 'email', 'password'], 'data.'));
-    expect(error.kind).toBe(ErrorKinds.VALIDATION_FAILED);
-    expect(error.fields).toEqual([
-      { field: 'data.email', message: 'is required' },
-      { field: 'data.password', message: 'is required' },
-    ]);
-  });
-
-  it('accepts falsy values that are present (0, empty string, false)', () => {
-    expect(requireFields({ age: 0, name: '', admin: false }, ['age', 'name', 'admin'])).toBeUndefined();
+describe('nullableFields', () => {
+  it('lists the fields a full replacement sets to null when left out', () => {
+    expect(nullableFields('ReplaceUserInput')).toEqual(['age']);
   });
 });

@@ -1,77 +1,55 @@
-// Field rules of SPEC §1, checked in the domain layer so REST and GraphQL refuse the same input the same way.
-import { AppError, type FieldError } from '../errors/app-error.js';
-import { characters, isStorableText } from '../text.js';
+// Field rules of SPEC §1, for both doors: openapi.yaml's input schemas (and the field rules they reference, each declared
+// once) compiled with the REST door's Ajv setup (json-schema.ts), so REST and GraphQL refuse the same value with the same
+// field path and the same words. No rule is written here: a rule changed in the contract changes both doors.
+import type { components } from '@users-posts/contracts';
+import { AppError } from '../errors/app-error.js';
+import { fieldErrors } from '../errors/ajv.js';
+import { contractAjv, withStorableText, type Validate } from '../json-schema.js';
+import { loadOpenapi } from '../openapi-contract.js';
 
-export const EMAIL_MAX = 254;
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+type Schemas = components['schemas'];
+/** The contract's request-body schemas (`CreateUserInput`, …): what the domain's writes take. */
+export type InputSchema = { [Name in keyof Schemas]: Name extends `${string}Input` ? Name : never }[keyof Schemas];
+/** The value of an input schema, as the contract's generated types say. */
+export type ContractInput<Name extends InputSchema> = Schemas[Name];
+/**
+ * An input as a door hands it over, before validation: GraphQL may send an explicit null for any optional field, which
+ * the contract refuses where it is not allowed (the same verdict as REST's for a null in JSON).
+ */
+export type Unvalidated<T> = { [Field in keyof T]?: T[Field] | null };
 
-type Check = (value: unknown) => string | undefined;
+const ajv = contractAjv('exact');
+const validators = new Map<InputSchema, Validate>();
 
-const UNSTORABLE = 'must not contain NUL characters or unpaired surrogates';
-
-const text =
-  (min: number, max: number): Check =>
-  (value) =>
-    typeof value !== 'string'
-      ? 'must be a string'
-      : !isStorableText(value)
-        ? UNSTORABLE
-        : value.trim().length < min
-          ? `must not be empty`
-          : characters(value) > max
-            ? `must be at most ${max} characters`
-            : undefined;
-
-export const rules = {
-  name: text(1, 100),
-  email: (value: unknown) =>
-    typeof value !== 'string'
-      ? 'must be a string'
-      : characters(value) > EMAIL_MAX
-        ? `must be at most ${EMAIL_MAX} characters`
-        : !isStorableText(value)
-          ? UNSTORABLE
-          : EMAIL.test(value)
-            ? undefined
-            : 'must be an e-mail address',
-  password: (value: unknown) =>
-    typeof value !== 'string'
-      ? 'must be a string'
-      : !isStorableText(value)
-        ? UNSTORABLE
-        : characters(value) < 8 || characters(value) > 128
-          ? 'must be 8 to 128 characters'
-          : undefined,
-  age: (value: unknown) =>
-    value === null
-      ? undefined
-      : !Number.isInteger(value) || (value as number) < 0 || (value as number) > 150
-        ? 'must be an integer from 0 to 150'
-        : undefined,
-  title: text(1, 200),
-  content: text(1, 50_000),
-  body: text(1, 5_000),
-} satisfies Record<string, Check>;
-
-/** Checks the present fields of `input` (undefined = absent) and throws one VALIDATION_FAILED naming each failure. */
-export function validate(input: Record<string, unknown>, checks: Partial<Record<keyof typeof rules, true>>, prefix = ''): void {
-  const fields: FieldError[] = [];
-  for (const name of Object.keys(checks) as (keyof typeof rules)[]) {
-    if (input[name] === undefined) continue;
-    const message = rules[name](input[name]);
-    if (message) fields.push({ field: `${prefix}${name}`, message });
+function validatorOf(name: InputSchema): Validate {
+  let validate = validators.get(name);
+  if (!validate) {
+    const all = loadOpenapi().document.components;
+    validate = withStorableText(() => ajv.compile({ $ref: `#/components/schemas/${name}`, components: all }));
+    validators.set(name, validate);
   }
-  if (fields.length) throw new AppError('VALIDATION_FAILED', 'Validation failed', fields);
+  return validate;
 }
 
-/** Throws VALIDATION_FAILED naming required fields that are missing. */
-export function requireFields(input: Record<string, unknown>, names: string[], prefix = ''): void {
-  const missing = names.filter((name) => input[name] === undefined || input[name] === null);
-  if (missing.length) {
-    throw new AppError(
-      'VALIDATION_FAILED',
-      'Validation failed',
-      missing.map((name) => ({ field: `${prefix}${name}`, message: 'is required' })),
-    );
-  }
+/** Checks `input` against the contract's schema `name`; throws one VALIDATION_FAILED naming every failing field. */
+export function validateInput<Name extends InputSchema>(name: Name, input: unknown): asserts input is ContractInput<Name> {
+  const validate = validatorOf(name);
+  if (!validate(input)) throw new AppError('VALIDATION_FAILED', 'Validation failed', fieldErrors(validate.errors ?? []));
+}
+
+type SchemaObject = { $ref?: string; type?: string | string[]; properties?: Record<string, SchemaObject>; anyOf?: SchemaObject[] };
+
+function resolved(schema: SchemaObject): SchemaObject {
+  const schemas = (loadOpenapi().document.components as { schemas: Record<string, SchemaObject> }).schemas;
+  return schema.$ref ? resolved(schemas[schema.$ref.split('/').at(-1)!]!) : schema;
+}
+
+/** The fields of an input schema that accept null: what a full replacement (PUT) sets to null when they are left out. */
+export function nullableFields<Name extends InputSchema>(name: Name): (keyof ContractInput<Name> & string)[] {
+  const properties = resolved({ $ref: `#/components/schemas/${name}` }).properties ?? {};
+  const acceptsNull = (schema: SchemaObject): boolean => {
+    const field = resolved(schema);
+    return (Array.isArray(field.type) ? field.type.includes('null') : field.type === 'null') || (field.anyOf ?? []).some(acceptsNull);
+  };
+  return Object.keys(properties).filter((field) => acceptsNull(properties[field]!)) as (keyof ContractInput<Name> & string)[];
 }

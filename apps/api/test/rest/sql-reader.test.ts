@@ -16,7 +16,7 @@ import { accessTokenOf, createUser } from '../support/auth.js';
 import { seedUsersWithPosts } from '../support/fixtures.js';
 
 /** The columns of a user that no public read loads (services/users.ts PublicUser). */
-const CREDENTIALS = { passwordHash: true, tokenVersion: true, emailVerifiedAt: true } as const;
+const CREDENTIALS = { passwordHash: true, tokenVersion: true } as const;
 
 let app: FastifyInstance;
 let ids: number[];
@@ -201,14 +201,14 @@ describe('the collection pager against the Prisma client', () => {
       name: 'users (NULL ages last both ways)',
       sorts: ['id', 'name', 'email', 'age', 'createdAt'],
       nullable: 'age',
-      page: (q) => app.services.users.page(q as CollectionQuery<never>),
+      page: (q) => app.services.users.page(ADMIN, q as CollectionQuery<never>),
       expected: (orderBy) => app.db.prisma.user.findMany({ orderBy: orderBy as Prisma.UserOrderByWithRelationInput[], omit: CREDENTIALS }),
     },
     {
       name: 'users with role=USER, age=30, searched for "100%_\\"',
       sorts: ['name', 'age'],
       nullable: 'age',
-      page: (q) => app.services.users.page({ ...q, search: likeLiteral('100%_\\') } as CollectionQuery<never>, { role: 'USER', age: 30 }),
+      page: (q) => app.services.users.page(ADMIN, { ...q, search: likeLiteral('100%_\\') } as CollectionQuery<never>, { role: 'USER', age: 30 }),
       expected: (orderBy) =>
         app.db.prisma.user.findMany({
           where: { role: 'USER', age: 30, OR: [{ name: insensitive('100%_\\') }, { email: insensitive('100%_\\') }] },
@@ -290,7 +290,7 @@ describe('the collection pager against the Prisma client', () => {
   });
 
   it('answers an empty page past the end, even for a page number beyond any integer column', async () => {
-    const far = await app.services.users.page(query('id', 'asc', { mode: 'page', page: 1e15, pageSize: 100 }) as CollectionQuery<never>);
+    const far = await app.services.users.page(ADMIN, query('id', 'asc', { mode: 'page', page: 1e15, pageSize: 100 }) as CollectionQuery<never>);
     expect(far).toMatchObject({ mode: 'page', items: [], page: 1e15 });
   });
 });

@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { FastifyInstance } from 'fastify';
 import { createTestApp } from '../support/app.js';
+import { signedUrl } from '../support/auth.js';
 import { seedUsersWithPosts, type Fixture } from '../support/fixtures.js';
 
 let app: FastifyInstance;
@@ -18,10 +19,16 @@ async function get(url: string) {
   return { status: response.statusCode, body: response.json(), headers: response.headers };
 }
 
+/** As a signed (service) request, which may read every user's e-mail (SPEC §3.1). */
+async function getAsService(url: string) {
+  const response = await app.inject({ method: 'GET', url: signedUrl(app, 'GET', url).url });
+  return { status: response.statusCode, body: response.json(), headers: response.headers };
+}
+
 const ids = (items: { id: number }[]) => items.map((item) => item.id);
 
 describe('GET /api/v1/users/{id}', () => {
-  it('returns the user in the success envelope, without secrets', async () => {
+  it('returns the user in the success envelope, without secrets, its private fields only to those who may see them', async () => {
     const user = fixture.users[2]!;
     const { status, body } = await get(`/api/v1/users/${user.id}`);
     expect(status).toBe(200);
@@ -31,13 +38,14 @@ describe('GET /api/v1/users/{id}', () => {
       data: {
         id: user.id,
         name: user.name,
-        email: user.email,
+        email: '',
         age: user.age,
         role: 'USER',
         createdAt: expect.any(String),
         updatedAt: expect.any(String),
       },
     });
+    expect((await getAsService(`/api/v1/users/${user.id}`)).body.data).toEqual({ ...body.data, email: user.email, emailVerified: false });
     expect(JSON.stringify(body)).not.toMatch(/passwordHash|tokenVersion/);
   });
 
@@ -172,11 +180,12 @@ describe('GET /api/v1/users sorting, filters, fields, search', () => {
     expect(bad.body.errors).toEqual([expect.objectContaining({ field: 'fields' })]);
   });
 
-  it('searches name and email case-insensitively with q or search', async () => {
+  it('searches name and email case-insensitively with q or search (the e-mail for those who may see it)', async () => {
     const byQ = await get('/api/v1/users?q=USER%20007');
     expect(ids(byQ.body.data.items)).toEqual([fixture.users[6]!.id]);
-    const bySearch = await get('/api/v1/users?search=user12@EXAMPLE');
+    const bySearch = await getAsService('/api/v1/users?search=user12@EXAMPLE');
     expect(ids(bySearch.body.data.items)).toEqual([fixture.users[11]!.id]);
+    expect(ids((await get('/api/v1/users?search=user12@EXAMPLE')).body.data.items)).toEqual([]);
   });
 });
 

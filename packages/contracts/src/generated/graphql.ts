@@ -202,6 +202,8 @@ export type UpdateUserInput = {
   email?: InputMaybe<Scalars['String']['input']>;
   /** Display name, 1–100 characters. */
   name?: InputMaybe<Scalars['String']['input']>;
+  /** The user's role. Only an ADMIN may set it (`FORBIDDEN` otherwise). */
+  role?: InputMaybe<Role>;
 };
 
 /** A person with an account. The client-side cache key is `User:<id>`. */
@@ -211,8 +213,10 @@ export type User = {
   age: Maybe<Scalars['Int']['output']>;
   /** When the user was created (ISO-8601, UTC). */
   createdAt: Scalars['String']['output'];
-  /** E-mail address, unique regardless of case; stored lower-cased. */
+  /** E-mail address, unique regardless of case; stored lower-cased. Private: `""` for callers other than the user, ADMINs and signed requests (as GitHub's `User.email`). */
   email: Scalars['String']['output'];
+  /** Whether the user proved control of `email` (a verification link, or a provider that verified it). Private: null for callers other than the user, ADMINs and signed requests. */
+  emailVerified: Maybe<Scalars['Boolean']['output']>;
   /** Stable identifier, assigned by the service on creation. */
   id: Scalars['ID']['output'];
   /** Display name, 1–100 characters. */

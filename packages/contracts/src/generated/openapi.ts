@@ -791,18 +791,48 @@ export interface components {
          * @enum {string}
          */
         OrderStatus: "pending" | "paid" | "shipped" | "cancelled";
+        /** @description Display name, 1–100 characters, not only white space. */
+        UserName: string;
+        /**
+         * Format: email
+         * @description An e-mail address (RFC 5322 addr-spec, ASCII only; an internationalised domain in its punycode form), at most 254 characters.
+         */
+        Email: string;
+        /**
+         * Format: int32
+         * @description Age in years, 0–150, or null.
+         */
+        UserAge: number | null;
+        /** @description A password, 8–128 characters. */
+        Password: string;
+        /** @description A post's title, 1–200 characters, not only white space. */
+        PostTitle: string;
+        /** @description A post's text, 1–50 000 characters, not only white space. */
+        PostContent: string;
+        /** @description A comment's text, 1–5 000 characters, not only white space. */
+        CommentBody: string;
+        /** @description The product ordered, 1–200 characters, not only white space. */
+        OrderProduct: string;
+        /**
+         * Format: int32
+         * @description How many, 1–1 000.
+         */
+        OrderQuantity: number;
+        /**
+         * Format: int32
+         * @description Total price in cents.
+         */
+        OrderTotalCents: number;
         /** @description A user's public representation (never a password hash, token version or secret). */
         User: {
             /** Format: int32 */
             id: number;
-            name: string;
-            /**
-             * Format: email
-             * @description Stored lower-cased; unique case-insensitively.
-             */
-            email: string;
-            /** Format: int32 */
-            age: number | null;
+            name: components["schemas"]["UserName"];
+            /** @description Stored lower-cased; unique case-insensitively. Private (`x-private`): `""` for callers other than the user, ADMINs and signed requests. */
+            email: components["schemas"]["Email"] | "";
+            age: components["schemas"]["UserAge"];
+            /** @description Whether the user proved control of `email`. Private (`x-private`): present only for the user, ADMINs and signed requests. */
+            emailVerified?: boolean;
             role: components["schemas"]["Role"];
             /** Format: date-time */
             createdAt: string;
@@ -816,11 +846,12 @@ export interface components {
         UserItem: {
             /** Format: int32 */
             id: number;
-            name?: string;
-            /** Format: email */
-            email?: string;
-            /** Format: int32 */
-            age?: number | null;
+            name?: components["schemas"]["UserName"];
+            /** @description Stored lower-cased; unique case-insensitively. Private (`x-private`): `""` for callers other than the user, ADMINs and signed requests. */
+            email?: components["schemas"]["Email"] | "";
+            age?: components["schemas"]["UserAge"];
+            /** @description Whether the user proved control of `email`. Private (`x-private`): present only for the user, ADMINs and signed requests. */
+            emailVerified?: boolean;
             role?: components["schemas"]["Role"];
             /** Format: date-time */
             createdAt?: string;
@@ -831,8 +862,8 @@ export interface components {
         Post: {
             /** Format: int32 */
             id: number;
-            title: string;
-            content: string;
+            title: components["schemas"]["PostTitle"];
+            content: components["schemas"]["PostContent"];
             /**
              * Format: int32
              * @description Id of the author (a user).
@@ -850,8 +881,8 @@ export interface components {
         PostItem: {
             /** Format: int32 */
             id: number;
-            title?: string;
-            content?: string;
+            title?: components["schemas"]["PostTitle"];
+            content?: components["schemas"]["PostContent"];
             /** Format: int32 */
             authorId?: number;
             /** Format: date-time */
@@ -863,7 +894,7 @@ export interface components {
         Comment: {
             /** Format: int32 */
             id: number;
-            body: string;
+            body: components["schemas"]["CommentBody"];
             /** Format: int32 */
             postId: number;
             /**
@@ -881,7 +912,7 @@ export interface components {
         CommentItem: {
             /** Format: int32 */
             id: number;
-            body?: string;
+            body?: components["schemas"]["CommentBody"];
             /** Format: int32 */
             postId?: number;
             /** Format: int32 */
@@ -895,14 +926,9 @@ export interface components {
             id: number;
             /** Format: int32 */
             userId: number;
-            product: string;
-            /** Format: int32 */
-            quantity: number;
-            /**
-             * Format: int32
-             * @description Total price in cents.
-             */
-            totalCents: number;
+            product: components["schemas"]["OrderProduct"];
+            quantity: components["schemas"]["OrderQuantity"];
+            totalCents: components["schemas"]["OrderTotalCents"];
             status: components["schemas"]["OrderStatus"];
             /** Format: date-time */
             createdAt: string;
@@ -916,11 +942,9 @@ export interface components {
             id: number;
             /** Format: int32 */
             userId?: number;
-            product?: string;
-            /** Format: int32 */
-            quantity?: number;
-            /** Format: int32 */
-            totalCents?: number;
+            product?: components["schemas"]["OrderProduct"];
+            quantity?: components["schemas"]["OrderQuantity"];
+            totalCents?: components["schemas"]["OrderTotalCents"];
             status?: components["schemas"]["OrderStatus"];
             /** Format: date-time */
             createdAt?: string;
@@ -949,30 +973,24 @@ export interface components {
         };
         /** @description Sign-up. `role` is not accepted (new users are always `USER`). */
         CreateUserInput: {
-            name: string;
-            /** Format: email */
-            email: string;
-            /** Format: int32 */
-            age?: number | null;
+            name: components["schemas"]["UserName"];
+            email: components["schemas"]["Email"];
+            age?: components["schemas"]["UserAge"];
             /** @description Optional; a user without a password cannot log in with one. */
-            password?: string;
+            password?: components["schemas"]["Password"];
         };
         /** @description Full replacement. An omitted `age` becomes `null`; an omitted `role` is kept; `role` only from an ADMIN. */
         ReplaceUserInput: {
-            name: string;
-            /** Format: email */
-            email: string;
-            /** Format: int32 */
-            age?: number | null;
+            name: components["schemas"]["UserName"];
+            email: components["schemas"]["Email"];
+            age?: components["schemas"]["UserAge"];
             role?: components["schemas"]["Role"];
         };
         /** @description Partial update; only the fields sent change. At least one field. `role` only from an ADMIN. */
         UpdateUserInput: {
-            name?: string;
-            /** Format: email */
-            email?: string;
-            /** Format: int32 */
-            age?: number | null;
+            name?: components["schemas"]["UserName"];
+            email?: components["schemas"]["Email"];
+            age?: components["schemas"]["UserAge"];
             role?: components["schemas"]["Role"];
         };
         BatchCreateUsersInput: {
@@ -983,18 +1001,16 @@ export interface components {
             data: components["schemas"]["UpdateUserInput"];
         };
         CreatePostInput: {
-            title: string;
-            content: string;
+            title: components["schemas"]["PostTitle"];
+            content: components["schemas"]["PostContent"];
         };
         CreateCommentInput: {
-            body: string;
+            body: components["schemas"]["CommentBody"];
         };
         CreateOrderInput: {
-            product: string;
-            /** Format: int32 */
-            quantity: number;
-            /** Format: int32 */
-            totalCents: number;
+            product: components["schemas"]["OrderProduct"];
+            quantity: components["schemas"]["OrderQuantity"];
+            totalCents: components["schemas"]["OrderTotalCents"];
         };
         UpdateOrderInput: {
             status: components["schemas"]["OrderStatus"];

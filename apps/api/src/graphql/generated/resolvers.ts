@@ -207,6 +207,8 @@ export type UpdateUserInput = {
   email?: InputMaybe<Scalars['String']['input']>;
   /** Display name, 1–100 characters. */
   name?: InputMaybe<Scalars['String']['input']>;
+  /** The user's role. Only an ADMIN may set it (`FORBIDDEN` otherwise). */
+  role?: InputMaybe<Role>;
 };
 
 /** A person with an account. The client-side cache key is `User:<id>`. */
@@ -216,8 +218,10 @@ export type User = {
   age: Maybe<Scalars['Int']['output']>;
   /** When the user was created (ISO-8601, UTC). */
   createdAt: Scalars['String']['output'];
-  /** E-mail address, unique regardless of case; stored lower-cased. */
+  /** E-mail address, unique regardless of case; stored lower-cased. Private: `""` for callers other than the user, ADMINs and signed requests (as GitHub's `User.email`). */
   email: Scalars['String']['output'];
+  /** Whether the user proved control of `email` (a verification link, or a provider that verified it). Private: null for callers other than the user, ADMINs and signed requests. */
+  emailVerified: Maybe<Scalars['Boolean']['output']>;
   /** Stable identifier, assigned by the service on creation. */
   id: Scalars['ID']['output'];
   /** Display name, 1–100 characters. */
@@ -347,6 +351,10 @@ export type AuthDirectiveArgs = {
 
 export type AuthDirectiveResolver<Result, Parent, ContextType = GraphQLContext, Args = AuthDirectiveArgs> = DirectiveResolverFn<Result, Parent, ContextType, Args>;
 
+export type PrivateDirectiveArgs = { };
+
+export type PrivateDirectiveResolver<Result, Parent, ContextType = GraphQLContext, Args = PrivateDirectiveArgs> = DirectiveResolverFn<Result, Parent, ContextType, Args>;
+
 export type PublicDirectiveArgs = { };
 
 export type PublicDirectiveResolver<Result, Parent, ContextType = GraphQLContext, Args = PublicDirectiveArgs> = DirectiveResolverFn<Result, Parent, ContextType, Args>;
@@ -408,6 +416,7 @@ export type UserResolvers<ContextType = GraphQLContext, ParentType extends Resol
   age?: Resolver<Maybe<ResolversTypes['Int']>, ParentType, ContextType>;
   createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   email?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  emailVerified?: Resolver<Maybe<ResolversTypes['Boolean']>, ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   posts?: Resolver<Array<ResolversTypes['Post']>, ParentType, ContextType>;
@@ -429,5 +438,6 @@ export type Resolvers<ContextType = GraphQLContext> = ResolversObject<{
 
 export type DirectiveResolvers<ContextType = GraphQLContext> = ResolversObject<{
   auth?: AuthDirectiveResolver<any, any, ContextType>;
+  private?: PrivateDirectiveResolver<any, any, ContextType>;
   public?: PublicDirectiveResolver<any, any, ContextType>;
 }>;

@@ -1,8 +1,23 @@
 // Mutation root resolvers: thin calls into the domain services, which decide authorization (@auth in the schema is the outer guard).
-import type { MutationResolvers } from '../generated/resolvers.js';
+import type { CreateUserInput, MutationResolvers, UpdateUserInput } from '../generated/resolvers.js';
 import { AppError } from '../../errors/app-error.js';
 import { consumeSignup } from '../../rest/route-options.js';
+import type { ContractInput, InputSchema } from '../../services/validation.js';
 import type { GraphQLContext } from '../context.js';
+
+/**
+ * The services take the REST contract's input types, which the domain validates for both doors; a GraphQL input of the
+ * same name must carry the same fields, or a field added to one contract would be dropped by the other door. A field
+ * in one only fails the type check here, naming it ("Type '"bio"' does not satisfy the constraint 'never'").
+ */
+type FieldsInOneOnly<GraphqlInput, Name extends InputSchema> =
+  | Exclude<keyof GraphqlInput, keyof ContractInput<Name>>
+  | Exclude<keyof ContractInput<Name>, keyof GraphqlInput>;
+type None<Fields extends never> = Fields;
+export type InputsAgree = [None<FieldsInOneOnly<CreateUserInput, 'CreateUserInput'>>, None<FieldsInOneOnly<UpdateUserInput, 'UpdateUserInput'>>];
+
+/** On creation an explicit null means what leaving the field out means (GraphQL clients send null for unset variables). */
+const withoutNulls = <T extends object>(input: T) => Object.fromEntries(Object.entries(input).filter(([, value]) => value !== null)) as T;
 
 export const Mutation: MutationResolvers<GraphQLContext> = {
   createUser: async (_root, { input }, { services, request }) => {
@@ -10,7 +25,7 @@ export const Mutation: MutationResolvers<GraphQLContext> = {
     // no HTTP request (client address) to count against, so sign-up is offered over HTTP only.
     if (!request) throw new AppError('BAD_REQUEST', 'createUser is not available over WebSocket; use POST /graphql');
     await consumeSignup(request);
-    return services.users.create(input);
+    return services.users.create(withoutNulls(input));
   },
   updateUser: (_root, { id, input, expectedVersion }, { principal, services }) =>
     services.users.update(principal, id, input, expectedVersion == null ? undefined : { versions: [expectedVersion] }),

@@ -15,6 +15,7 @@ function postFieldsOf(names: ReadonlySet<string>): readonly PostReadableField[] 
 
 export const User: UserResolvers<GraphQLContext> = {
   createdAt: (user) => user.createdAt.toISOString(),
+  emailVerified: (user) => user.emailVerifiedAt !== null,
   // Only the columns the selection reads are loaded; the Post resolvers read no field that was not asked for.
   posts: (user, _args, { loaders }, info) => loaders.postsByAuthorId(postFieldsOf(selectedFieldNames(info))).load(user.id) as Promise<Post[]>,
 };

@@ -3,7 +3,7 @@ import type { OperationHandlers } from '@users-posts/contracts';
 import { parseCollectionQuery } from '../../collections/query.js';
 import { AppError, notFound } from '../../errors/app-error.js';
 import { parseId } from '../../services/ids.js';
-import { BULK_MAX, USER_SORT_FIELDS } from '../../services/users.js';
+import { BULK_MAX } from '../../services/users.js';
 import { conditionalRead, etagOf, expectationOf } from '../conditional.js';
 import type { RestContext } from '../context.js';
 import { consumeSignup } from '../route-options.js';
@@ -21,32 +21,32 @@ function parseIds(text: string): number[] {
 }
 
 export const usersHandlers = {
-  listUsers: async ({ query }, { services }) => {
-    const collection = parseCollectionQuery(query, { sortable: USER_SORT_FIELDS, selectable: USER_FIELDS });
-    const result = await services.users.page(collection, { role: query.role, age: query.age });
-    return { status: 200, body: pageEnvelope(result, userResource, collection.fields) };
+  listUsers: async ({ query }, { services, request }) => {
+    const collection = parseCollectionQuery(query, { sortable: services.users.sortableBy(request.principal), selectable: USER_FIELDS });
+    const result = await services.users.page(request.principal, collection, { role: query.role, age: query.age });
+    return { status: 200, body: pageEnvelope(result, userResource(request.principal), collection.fields) };
   },
 
   getUser: async ({ params }, { services, request }) => {
     const user = await services.users.get(params.id);
     if (!user) throw notFound('User');
-    return conditionalRead(request, user.version, () => ok(userResource(user)));
+    return conditionalRead(request, user.version, () => ok(userResource(request.principal)(user)));
   },
 
   createUser: async ({ body }, { services, request }) => {
     await consumeSignup(request); // sign-up bucket (SPEC §4), before anything is written
     const user = await services.users.create(body);
-    return { status: 201, headers: { location: `/api/v1/users/${user.id}`, etag: etagOf(user.version) }, body: ok(userResource(user)) };
+    return { status: 201, headers: { location: `/api/v1/users/${user.id}`, etag: etagOf(user.version) }, body: ok(userResource(request.principal)(user)) };
   },
 
   replaceUser: async ({ params, body }, { services, request }) => {
     const user = await services.users.replace(request.principal, params.id, body, expectationOf(request));
-    return { status: 200, headers: { etag: etagOf(user.version) }, body: ok(userResource(user)) };
+    return { status: 200, headers: { etag: etagOf(user.version) }, body: ok(userResource(request.principal)(user)) };
   },
 
   updateUser: async ({ params, body }, { services, request }) => {
     const user = await services.users.update(request.principal, params.id, body, expectationOf(request));
-    return { status: 200, headers: { etag: etagOf(user.version) }, body: ok(userResource(user)) };
+    return { status: 200, headers: { etag: etagOf(user.version) }, body: ok(userResource(request.principal)(user)) };
   },
 
   // ADMIN (the service decides; the contract's x-required-role is the outer guard). Idempotent: 204 whether or not the user existed.
@@ -57,7 +57,7 @@ export const usersHandlers = {
 
   batchCreateUsers: async ({ body }, { services, request }) => {
     const users = await services.users.createMany(request.principal, body.users);
-    return { status: 201, headers: { location: '/api/v1/users' }, body: ok({ items: users.map(userResource), count: users.length }) };
+    return { status: 201, headers: { location: '/api/v1/users' }, body: ok({ items: users.map(userResource(request.principal)), count: users.length }) };
   },
 
   bulkDeleteUsers: async ({ query }, { services, request }) => {
