@@ -257,6 +257,124 @@ describe('GraphQL changes graphql-inspector calls dangerous and a consumer meets
   });
 });
 
+describe('access decisions and field privacy (access.ts): asking more of a caller, or showing a field to fewer, is breaking', () => {
+  const directives = [
+    'enum Role { USER ADMIN }',
+    'directive @auth(requires: Role = USER) on FIELD_DEFINITION | OBJECT',
+    'directive @public on FIELD_DEFINITION',
+    'directive @private on FIELD_DEFINITION',
+    '',
+  ].join('\n');
+  /** The fixture with the access decisions of a real schema: `users` public, `createUser` for any authenticated caller. */
+  const decided = `${directives}${editSdl('users(first: Int): [User!]!', 'users(first: Int): [User!]! @public').replace(
+    'createUser(input: CreateUserInput!): User!',
+    'createUser(input: CreateUserInput!): User! @auth',
+  )}`;
+  const edit = (from: string, to: string) => {
+    expect(decided.split(from)).toHaveLength(2);
+    return decided.replace(from, to);
+  };
+
+  test('GraphQL: a public field that now requires authentication is breaking', async () => {
+    expect(await graphqlBreakingChanges(decided, edit('[User!]! @public', '[User!]! @auth'))).toEqual([
+      { contract: 'graphql', message: "Field 'Query.users' now requires authentication (it required no credentials)", path: 'Query.users' },
+    ]);
+  });
+
+  test('GraphQL: a role raised from USER to ADMIN is breaking, and so is @auth put on a type (all its fields)', async () => {
+    expect(await graphqlBreakingChanges(decided, edit('User! @auth', 'User! @auth(requires: ADMIN)'))).toEqual([
+      {
+        contract: 'graphql',
+        message: "Field 'Mutation.createUser' now requires the ADMIN role (it required authentication)",
+        path: 'Mutation.createUser',
+      },
+    ]);
+    const guarded = await graphqlBreakingChanges(decided, edit('type User {', 'type User @auth {'));
+    expect(guarded.map((change) => change.path)).toEqual(['User.id', 'User.name', 'User.bio']);
+  });
+
+  test('GraphQL: opening a field, lowering its role, or spelling out the default role is not breaking', async () => {
+    const admin = edit('User! @auth', 'User! @auth(requires: ADMIN)');
+    expect(await graphqlBreakingChanges(admin, decided)).toEqual([]);
+    expect(await graphqlBreakingChanges(decided, edit('User! @auth', 'User! @public'))).toEqual([]);
+    // graphql-inspector reports this as an argument added; USER is the default, so nothing changed for a caller.
+    expect(await graphqlBreakingChanges(decided, edit('User! @auth', 'User! @auth(requires: USER)'))).toEqual([]);
+  });
+
+  test('GraphQL: an existing field made @private is breaking; made public again, or a new @private field, is not', async () => {
+    const privateBio = edit('  bio: String\n', '  bio: String @private\n');
+    expect(await graphqlBreakingChanges(decided, privateBio)).toEqual([
+      { contract: 'graphql', message: "Field 'User.bio' was made private (@private): fewer callers see its value", path: 'User.bio.@private' },
+    ]);
+    expect(await graphqlBreakingChanges(privateBio, decided)).toEqual([]);
+    expect(await graphqlBreakingChanges(decided, edit('  bio: String\n', '  bio: String\n  email: String @private\n'))).toEqual([]);
+  });
+
+  /** The OpenAPI fixture behind a bearer scheme, the reads opened by `security: []` (as openapi.yaml does). */
+  const secured = (doc: any) => {
+    doc.components.securitySchemes = { bearerAuth: { type: 'http', scheme: 'bearer' } };
+    doc.security = [{ bearerAuth: [] }];
+    doc.paths['/users'].get.security = [];
+    doc.paths['/users/{id}'].get.security = [{}, { bearerAuth: [] }];
+  };
+  const between = async (base: (doc: any) => void, head: (doc: any) => void) => openapiBreakingChanges(editDoc(base), editDoc(head));
+  const then =
+    (...edits: ((doc: any) => void)[]) =>
+    (doc: any) =>
+      edits.forEach((change) => change(doc));
+
+  test('OpenAPI: a public operation that now requires credentials is breaking, also when it inherits the top-level security', async () => {
+    expect(await between(secured, then(secured, (d) => delete d.paths['/users'].get.security))).toEqual([
+      { contract: 'openapi', message: 'GET /users: was public and now requires credentials (security)', path: '/paths/~1users/get/security' },
+    ]);
+    // `{}` among the alternatives made credentials optional; dropping it makes them required.
+    expect(await between(secured, then(secured, (d) => (d.paths['/users/{id}'].get.security = [{ bearerAuth: [] }])))).toEqual([
+      { contract: 'openapi', message: 'GET /users/{id}: was public and now requires credentials (security)', path: '/paths/~1users~1{id}/get/security' },
+    ]);
+    // The whole fixture had no security at all: every operation was public.
+    expect((await between(() => undefined, secured)).map((change) => change.path)).toEqual([
+      '/paths/~1users/post/security',
+      '/paths/~1users~1{id}/delete/security',
+    ]);
+  });
+
+  test('OpenAPI: an x-required-role added or raised is breaking; lowered or removed, or an operation opened, is not', async () => {
+    const role = (value?: string) => (doc: any) => {
+      secured(doc);
+      if (value) doc.paths['/users/{id}'].delete['x-required-role'] = value;
+    };
+    expect(await between(role(), role('ADMIN'))).toEqual([
+      {
+        contract: 'openapi',
+        message: 'DELETE /users/{id}: now requires the ADMIN role (x-required-role added)',
+        path: '/paths/~1users~1{id}/delete/x-required-role',
+      },
+    ]);
+    expect(await between(role('USER'), role('ADMIN'))).toEqual([
+      expect.objectContaining({ message: 'DELETE /users/{id}: now requires the ADMIN role (x-required-role raised from USER)' }),
+    ]);
+    expect(await between(role('ADMIN'), role('USER'))).toEqual([]);
+    expect(await between(role('ADMIN'), role())).toEqual([]);
+    expect(await between(secured, () => undefined)).toEqual([]);
+  });
+
+  test('OpenAPI: a response property made x-private is breaking wherever it is answered; made public again it is not', async () => {
+    const privateBio = (doc: any) => (doc.components.schemas.User.properties.bio['x-private'] = true);
+    const changes = await between(() => undefined, privateBio);
+    expect(changes.map((change) => change.path)).toEqual([
+      '/paths/~1users/get/responses/200/content/application~1json/schema/items/properties/bio',
+      '/paths/~1users/post/responses/201/content/application~1json/schema/properties/bio',
+      '/paths/~1users~1{id}/get/responses/200/content/application~1json/schema/properties/bio',
+    ]);
+    expect(changes[0]?.message).toBe("GET /users: response property 'bio' was made private (x-private): fewer callers see its value");
+    expect(await between(privateBio, () => undefined)).toEqual([]);
+    // A new property that is private from the start takes nothing from anyone.
+    expect(await between(() => undefined, (doc) => (doc.components.schemas.User.properties.email = { type: 'string', 'x-private': true }))).toEqual(
+      [],
+    );
+  });
+});
+
 describe('checkBreakingAgainst', () => {
   const tmpDirs: string[] = [];
   afterAll(() => tmpDirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
