@@ -72,8 +72,10 @@ export function privateFieldProblems(sdl: string, document: Parameters<typeof op
       if (!schemas[schema]) continue;
       const declared = new Set(openapi.get(schema) ?? []);
       for (const { field } of fields) {
-        if (!schemas[schema].properties?.[field]) problems.push(`${type}.${field}: @private in ${SDL}, but ${OPENAPI}'s ${schema} has no property ${field}`);
-        else if (!declared.has(field)) problems.push(`${type}.${field}: @private in ${SDL}, but ${OPENAPI}'s ${schema}.${field} has no x-private: true`);
+        if (!schemas[schema].properties?.[field])
+          problems.push(`${type}.${field}: @private in ${SDL}, but ${OPENAPI}'s ${schema} has no property ${field}`);
+        else if (!declared.has(field))
+          problems.push(`${type}.${field}: @private in ${SDL}, but ${OPENAPI}'s ${schema}.${field} has no x-private: true`);
       }
     }
   }

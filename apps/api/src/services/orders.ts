@@ -3,7 +3,7 @@ import type { Order, OrderStatus, PrismaClient, SqlReader } from '@users-posts/d
 import { canActFor, requireAuthenticated, type AuthenticatedPrincipal, type Principal } from '../auth/principal.js';
 import { CREATED_AT_FIELD, findPage, ID_FIELD, type PageResult, type PageSource } from '../collections/page.js';
 import type { CollectionQuery } from '../collections/query.js';
-import { AppError, type FieldError } from '../errors/app-error.js';
+import { AppError } from '../errors/app-error.js';
 import { parseId } from './ids.js';
 import { translatePrismaError } from '../errors/prisma.js';
 import { lockExpected, type Expectation } from './preconditions.js';

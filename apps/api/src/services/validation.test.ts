@@ -39,11 +39,13 @@ function verdict(schema: InputSchema, input: unknown) {
 
 const user = (fields: Record<string, unknown>) => ({ name: 'Ada', email: 'ada@example.com', ...fields });
 
-describe('validateInput: the contract\'s field rules', () => {
+describe("validateInput: the contract's field rules", () => {
   it('name: 1 to 100 characters of storable text, not only white space', () => {
     expect(verdict('CreateUserInput', user({ name: 'A' }))).toBeUndefined();
     expect(verdict('CreateUserInput', user({ name: 'a'.repeat(100) }))).toBeUndefined();
-    expect(verdict('CreateUserInput', user({ name: 'a'.repeat(101) }))).toEqual([{ field: 'name', message: 'must NOT have more than 100 characters' }]);
+    expect(verdict('CreateUserInput', user({ name: 'a'.repeat(101) }))).toEqual([
+      { field: 'name', message: 'must NOT have more than 100 characters' },
+    ]);
     expect(verdict('CreateUserInput', user({ name: '' }))?.[0]?.field).toBe('name');
     expect(verdict('CreateUserInput', user({ name: ' \t\n ' }))).toEqual([{ field: 'name', message: 'must match pattern "\\S"' }]);
     expect(verdict('CreateUserInput', user({ name: 42 }))).toEqual([{ field: 'name', message: 'must be string' }]);
@@ -95,7 +97,9 @@ describe('validateInput: the contract\'s field rules', () => {
   it('password: 8 to 128 characters, counted as characters (an emoji is one)', () => {
     expect(verdict('CreateUserInput', user({ password: 'a'.repeat(8) }))).toBeUndefined();
     expect(verdict('CreateUserInput', user({ password: 'a'.repeat(128) }))).toBeUndefined();
-    expect(verdict('CreateUserInput', user({ password: 'a'.repeat(7) }))).toEqual([{ field: 'password', message: 'must NOT have fewer than 8 characters' }]);
+    expect(verdict('CreateUserInput', user({ password: 'a'.repeat(7) }))).toEqual([
+      { field: 'password', message: 'must NOT have fewer than 8 characters' },
+    ]);
     expect(verdict('CreateUserInput', user({ password: '🙂'.repeat(4) }))?.[0]?.field).toBe('password');
     expect(verdict('CreateUserInput', user({ password: '🙂'.repeat(8) }))).toBeUndefined();
   });
@@ -109,7 +113,9 @@ describe('validateInput: the contract\'s field rules', () => {
     const error = refusal(() => validateInput('BatchCreateUsersInput', { users: [user({}), { name: '', email: 'nope', role: 'ADMIN' }] }));
     expect(error.kind).toBe(ErrorKinds.VALIDATION_FAILED);
     expect(error.status).toBe(422);
-    expect(error.fields?.map((failure) => failure.field).sort()).toEqual(['users[1].email', 'users[1].name', 'users[1].name', 'users[1].role'].sort());
+    expect(error.fields?.map((failure) => failure.field).sort()).toEqual(
+      ['users[1].email', 'users[1].name', 'users[1].name', 'users[1].role'].sort(),
+    );
   });
 
   it('names a missing required field as required', () => {

@@ -26,7 +26,11 @@ beforeAll(async () => {
   alice = await createAccount(app, 'alice.secret@example.com');
   mallory = await createAccount(app, 'mallory@example.com');
   // Names unlike their addresses, so that a name seen is no clue to an address.
-  for (const [account, name] of [[admin, 'Root'], [alice, 'Alice'], [mallory, 'Mallory']] as const) {
+  for (const [account, name] of [
+    [admin, 'Root'],
+    [alice, 'Alice'],
+    [mallory, 'Mallory'],
+  ] as const) {
     await app.db.prisma.user.update({ where: { id: account.id }, data: { name } });
   }
   await app.db.prisma.post.create({ data: { title: 'By the admin', content: 'Hello', authorId: admin.id } });

@@ -24,7 +24,9 @@ function graphqlVerdict(result: Awaited<ReturnType<typeof graphql>>): Verdict {
 }
 
 const sorted = (verdict: Verdict): Verdict =>
-  verdict.accepted ? verdict : { accepted: false, fields: [...verdict.fields].sort((a, b) => `${a.field}${a.message}`.localeCompare(`${b.field}${b.message}`)) };
+  verdict.accepted
+    ? verdict
+    : { accepted: false, fields: [...verdict.fields].sort((a, b) => `${a.field}${a.message}`.localeCompare(`${b.field}${b.message}`)) };
 
 describe('sign-up: CreateUserInput on REST POST /api/v1/users and GraphQL createUser', () => {
   const cases: BoundCase[] = Object.entries(fieldsOf('CreateUserInput')).flatMap(([field, schema]) => boundCases(field, schema, unique));
@@ -55,7 +57,12 @@ describe('a new post: CreatePostInput on REST POST /api/v1/users/{id}/posts and 
   it.each(cases)('$what: the same verdict and words on both doors', async ({ what, value }) => {
     const field = what.split(':')[0]!;
     const input = { title: 'Parity', content: 'Parity content', [field]: value };
-    const rest = await suite.app.inject({ method: 'POST', url: `/api/v1/users/${suite.alice.id}/posts`, headers: suite.alice.headers, payload: input });
+    const rest = await suite.app.inject({
+      method: 'POST',
+      url: `/api/v1/users/${suite.alice.id}/posts`,
+      headers: suite.alice.headers,
+      payload: input,
+    });
     const viaGraphql = await graphql(
       suite.app,
       'mutation ($title: String!, $content: String!, $authorId: ID!) { createPost(title: $title, content: $content, authorId: $authorId) { id } }',

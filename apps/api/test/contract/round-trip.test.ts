@@ -107,9 +107,13 @@ describe('every writable field of a user is kept, on every write path', () => {
 
   it('GraphQL createUser, every field of CreateUserInput', async () => {
     const written = valuesFor('CreateUserInput', sdlFields('CreateUserInput'));
-    const result = await graphql<{ createUser: { id: string } }>(suite.app, 'mutation ($input: CreateUserInput!) { createUser(input: $input) { id } }', {
-      input: written,
-    });
+    const result = await graphql<{ createUser: { id: string } }>(
+      suite.app,
+      'mutation ($input: CreateUserInput!) { createUser(input: $input) { id } }',
+      {
+        input: written,
+      },
+    );
     expect(result.errors).toBeUndefined();
     await expectKept(Number(result.data!.createUser.id), written, 'GraphQL createUser');
   });
@@ -156,7 +160,12 @@ describe('every writable field of the other resources is kept', () => {
 
   it.each([
     ['a comment', 'CreateCommentInput', async () => `/api/v1/posts/${await firstPostId()}/comments`, (id: number) => `/api/v1/comments/${id}`],
-    ['an order', 'CreateOrderInput', async () => `/api/v1/users/${suite.alice.id}/orders`, (id: number) => `/api/v1/users/${suite.alice.id}/orders/${id}`],
+    [
+      'an order',
+      'CreateOrderInput',
+      async () => `/api/v1/users/${suite.alice.id}/orders`,
+      (id: number) => `/api/v1/users/${suite.alice.id}/orders/${id}`,
+    ],
   ] as const)('%s: REST %s, read back', async (_what, schemaName, collection, item) => {
     const written = valuesFor(schemaName, Object.keys(fieldsOf(schemaName)));
     const created = await suite.app.inject({ method: 'POST', url: await collection(), headers: suite.alice.headers, payload: written });

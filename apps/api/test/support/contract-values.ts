@@ -97,7 +97,8 @@ export function boundCases(field: string, schema: FieldSchema, unique: () => str
     cases.push({ what: 'a NUL character', value: `a\u0000${'a'.repeat(Math.max(min, 1))}` });
   }
   if (types(schema).includes('integer')) {
-    if (schema.minimum !== undefined) cases.push({ what: `${schema.minimum}`, value: schema.minimum }, { what: `${schema.minimum - 1}`, value: schema.minimum - 1 });
+    if (schema.minimum !== undefined)
+      cases.push({ what: `${schema.minimum}`, value: schema.minimum }, { what: `${schema.minimum - 1}`, value: schema.minimum - 1 });
     if (schema.maximum !== undefined && schema.maximum < 2 ** 31 - 1)
       cases.push({ what: `${schema.maximum}`, value: schema.maximum }, { what: `${schema.maximum + 1}`, value: schema.maximum + 1 });
     if (types(schema).includes('null')) cases.push({ what: 'null', value: null });

@@ -11,8 +11,7 @@ import type { GraphQLContext } from '../context.js';
  * in one only fails the type check here, naming it ("Type '"bio"' does not satisfy the constraint 'never'").
  */
 type FieldsInOneOnly<GraphqlInput, Name extends InputSchema> =
-  | Exclude<keyof GraphqlInput, keyof ContractInput<Name>>
-  | Exclude<keyof ContractInput<Name>, keyof GraphqlInput>;
+  Exclude<keyof GraphqlInput, keyof ContractInput<Name>> | Exclude<keyof ContractInput<Name>, keyof GraphqlInput>;
 type None<Fields extends never> = Fields;
 export type InputsAgree = [None<FieldsInOneOnly<CreateUserInput, 'CreateUserInput'>>, None<FieldsInOneOnly<UpdateUserInput, 'UpdateUserInput'>>];
 

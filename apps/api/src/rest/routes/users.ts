@@ -36,7 +36,11 @@ export const usersHandlers = {
   createUser: async ({ body }, { services, request }) => {
     await consumeSignup(request); // sign-up bucket (SPEC §4), before anything is written
     const user = await services.users.create(body);
-    return { status: 201, headers: { location: `/api/v1/users/${user.id}`, etag: etagOf(user.version) }, body: ok(userResource(request.principal)(user)) };
+    return {
+      status: 201,
+      headers: { location: `/api/v1/users/${user.id}`, etag: etagOf(user.version) },
+      body: ok(userResource(request.principal)(user)),
+    };
   },
 
   replaceUser: async ({ params, body }, { services, request }) => {
@@ -57,7 +61,11 @@ export const usersHandlers = {
 
   batchCreateUsers: async ({ body }, { services, request }) => {
     const users = await services.users.createMany(request.principal, body.users);
-    return { status: 201, headers: { location: '/api/v1/users' }, body: ok({ items: users.map(userResource(request.principal)), count: users.length }) };
+    return {
+      status: 201,
+      headers: { location: '/api/v1/users' },
+      body: ok({ items: users.map(userResource(request.principal)), count: users.length }),
+    };
   },
 
   bulkDeleteUsers: async ({ query }, { services, request }) => {
