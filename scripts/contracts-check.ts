@@ -1,5 +1,6 @@
-// `pnpm contracts:check`: fails on stale generated code, a GraphQL root field without an access decision,
-// server/contract drift, or a breaking contract change.
+// `pnpm contracts:check`: fails on stale generated code, a GraphQL root field without an access decision, a contract
+// field neither stored nor resolved, an OpenAPI example its schema refuses, server/contract drift, or a breaking
+// contract change.
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,6 +8,8 @@ import { authDecisionProblems, introspectionProblems } from './contracts/auth-de
 import { generateContracts, repoRoot } from './contracts/generate.js';
 import { graphqlDrift, restDrift } from './contracts/drift.js';
 import { checkPrivateFields } from './contracts/private-fields.js';
+import { checkExamples } from './contracts/examples.js';
+import { checkStorage } from './contracts/storage.js';
 import { checkBreakingAgainst, declaredBreakingChanges, defaultBaseRev, undeclared, type Change } from './contracts/breaking.js';
 
 type Check = () => Promise<string[]>;
@@ -48,6 +51,14 @@ await run('every GraphQL Query, Mutation and Subscription field has @auth or @pu
 await run('every GraphQL root type, root field and argument is described, and each root field says who may call it', async () =>
   introspectionProblems(await readFile(path.join(repoRoot, 'schema/schema.graphql'), 'utf8')),
 );
+
+await run('every contract field is a Prisma field, or resolved or stored by the server (prisma/schema.prisma, storage-mapping.ts)', async () => {
+  const { COMPUTED_FIELDS, STORED_BY_HAND } = await import('../apps/api/src/services/storage-mapping.js');
+  const { resolvers } = await import('../apps/api/src/graphql/resolvers/index.js');
+  return checkStorage(repoRoot, { storedByHand: STORED_BY_HAND, computedFields: COMPUTED_FIELDS, resolvers });
+});
+
+await run('every example of openapi.yaml validates against its schema', () => checkExamples(repoRoot));
 
 const { buildApp } = await import('../apps/api/src/app.js');
 const { loadConfig } = await import('../apps/api/src/config.js');

@@ -27,8 +27,7 @@ interface Requirement {
   role: Role | undefined;
 }
 
-const describe = ({ authenticated, role }: Requirement) =>
-  role ? `the ${role} role` : authenticated ? 'authentication' : 'no credentials';
+const describe = ({ authenticated, role }: Requirement) => (role ? `the ${role} role` : authenticated ? 'authentication' : 'no credentials');
 const level = ({ authenticated, role }: Requirement) => (role ? rankOf(role) : authenticated ? 1 : 0);
 
 // ---- GraphQL ----
@@ -118,7 +117,10 @@ function operationAccessChanges(base: Doc, head: Doc): AccessChange[] {
         changes.push({ path: pointer('paths', route, method, 'security'), message: `${where}: was public and now requires credentials (security)` });
       if (to.role && (!from.role || rankOf(to.role) > rankOf(from.role))) {
         const how = from.role ? `raised from ${from.role}` : `added${from.authenticated ? '' : ' to a public operation'}`;
-        changes.push({ path: pointer('paths', route, method, 'x-required-role'), message: `${where}: now requires the ${to.role} role (x-required-role ${how})` });
+        changes.push({
+          path: pointer('paths', route, method, 'x-required-role'),
+          message: `${where}: now requires the ${to.role} role (x-required-role ${how})`,
+        });
       }
     }
   }

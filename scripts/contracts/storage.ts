@@ -33,15 +33,12 @@ export interface ServerTables {
   resolvers: Readonly<Record<string, object | undefined>>;
 }
 
-type DmmfModel = { name: string; fields: { name: string; kind: string }[] };
-
 /** The models of a Prisma schema, as Prisma itself parses it; throws naming the file when it does not parse. */
 export async function prismaModels(schema: string): Promise<PrismaModels> {
   const result = await getDMMF({ datamodel: schema });
   if ('reason' in result) throw new Error(`${PRISMA} does not parse: ${result.reason} ${result.error.message}`);
-  const models = (result.datamodel as { models: readonly DmmfModel[] }).models;
   return new Map(
-    models.map((model) => [
+    result.datamodel.models.map((model) => [
       model.name,
       {
         fields: new Set(model.fields.map((field) => field.name)),

@@ -324,12 +324,26 @@ describe('access decisions and field privacy (access.ts): asking more of a calle
       edits.forEach((change) => change(doc));
 
   test('OpenAPI: a public operation that now requires credentials is breaking, also when it inherits the top-level security', async () => {
-    expect(await between(secured, then(secured, (d) => delete d.paths['/users'].get.security))).toEqual([
+    expect(
+      await between(
+        secured,
+        then(secured, (d) => delete d.paths['/users'].get.security),
+      ),
+    ).toEqual([
       { contract: 'openapi', message: 'GET /users: was public and now requires credentials (security)', path: '/paths/~1users/get/security' },
     ]);
     // `{}` among the alternatives made credentials optional; dropping it makes them required.
-    expect(await between(secured, then(secured, (d) => (d.paths['/users/{id}'].get.security = [{ bearerAuth: [] }])))).toEqual([
-      { contract: 'openapi', message: 'GET /users/{id}: was public and now requires credentials (security)', path: '/paths/~1users~1{id}/get/security' },
+    expect(
+      await between(
+        secured,
+        then(secured, (d) => (d.paths['/users/{id}'].get.security = [{ bearerAuth: [] }])),
+      ),
+    ).toEqual([
+      {
+        contract: 'openapi',
+        message: 'GET /users/{id}: was public and now requires credentials (security)',
+        path: '/paths/~1users~1{id}/get/security',
+      },
     ]);
     // The whole fixture had no security at all: every operation was public.
     expect((await between(() => undefined, secured)).map((change) => change.path)).toEqual([
@@ -369,9 +383,12 @@ describe('access decisions and field privacy (access.ts): asking more of a calle
     expect(changes[0]?.message).toBe("GET /users: response property 'bio' was made private (x-private): fewer callers see its value");
     expect(await between(privateBio, () => undefined)).toEqual([]);
     // A new property that is private from the start takes nothing from anyone.
-    expect(await between(() => undefined, (doc) => (doc.components.schemas.User.properties.email = { type: 'string', 'x-private': true }))).toEqual(
-      [],
-    );
+    expect(
+      await between(
+        () => undefined,
+        (doc) => (doc.components.schemas.User.properties.email = { type: 'string', 'x-private': true }),
+      ),
+    ).toEqual([]);
   });
 });
 
