@@ -214,7 +214,8 @@ describe('GraphQL documents by hash (graphqlDocuments: "hash")', () => {
     const api = createApiClient({ baseUrl, fetch: recordingFetch, graphqlDocuments: 'hash' });
     const result = await api.graphql(UserDocument, { id: String(userId) });
     expect(result).toEqual({
-      data: { user: { id: String(userId), name: 'Cleo', email: 'cleo@example.com', role: 'USER', version: expect.any(Number) } },
+      // Anonymous: another user's e-mail reads "" (SPEC §3.1).
+      data: { user: { id: String(userId), name: 'Cleo', email: '', role: 'USER', version: expect.any(Number) } },
     });
     expect(bodies).toEqual([
       { documentId: `sha256:${await sha256Hex(UserDocument)}`, variables: { id: String(userId) } },

@@ -22,8 +22,9 @@ function join(base: string, name: string): string {
   return base ? `${base}.${name}` : name;
 }
 
-/** Every failing field once, in Ajv's order, at most MAX_FIELD_ERRORS of them (Ajv reports all: a body of 10,000
- * unknown keys would otherwise be answered with 10,000 errors). */
+/** Every failing field once, with its first failure in Ajv's order (an empty name is both too short and blank: one
+ * entry), at most MAX_FIELD_ERRORS of them (Ajv reports all: a body of 10,000 unknown keys would otherwise be answered
+ * with 10,000 errors). */
 export function fieldErrors(errors: AjvFailure[]): FieldError[] {
   const seen = new Set<string>();
   const result: FieldError[] = [];
@@ -39,9 +40,8 @@ export function fieldErrors(errors: AjvFailure[]): FieldError[] {
       field = join(base, echoed(params.additionalProperty));
       message = 'is not allowed';
     }
-    const key = `${field}\n${message}`;
-    if (!seen.has(key)) {
-      seen.add(key);
+    if (!seen.has(field)) {
+      seen.add(field);
       result.push({ field: field || '(body)', message });
       if (result.length === MAX_FIELD_ERRORS) break;
     }

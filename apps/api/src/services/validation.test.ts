@@ -114,7 +114,7 @@ describe("validateInput: the contract's field rules", () => {
     expect(error.kind).toBe(ErrorKinds.VALIDATION_FAILED);
     expect(error.status).toBe(422);
     expect(error.fields?.map((failure) => failure.field).sort()).toEqual(
-      ['users[1].email', 'users[1].name', 'users[1].name', 'users[1].role'].sort(),
+      ['users[1].email', 'users[1].name', 'users[1].role'].sort(),
     );
   });
 

@@ -163,7 +163,7 @@ describe('foreign cursors (SPEC §4: bound to collection, sort, filters and sear
       `/api/v1/users?cursor=${posts}&limit=1`,
       `/api/v1/users?cursor=${users}&limit=1&role=ADMIN`,
       `/api/v1/users?cursor=${users}&limit=1`,
-      `/api/v1/users?cursor=${byName}&limit=1&sort=email`,
+      `/api/v1/users?cursor=${byName}&limit=1&sort=age`,
       `/api/v1/users?cursor=${byName}&limit=1&sort=name,desc`,
       `/api/v1/users?cursor=${searched}&limit=1&q=User%200`,
       `/api/v1/users/3/posts?cursor=${user2Posts}&limit=1`,

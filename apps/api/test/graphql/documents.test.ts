@@ -26,7 +26,7 @@ describe('documents', () => {
     );
     expect(result.data).toEqual({
       first: { id: String(first!.id), name: first!.name },
-      second: { id: String(second!.id), name: second!.name, email: second!.email },
+      second: { id: String(second!.id), name: second!.name, email: '' }, // anonymous: "" (SPEC §3.1)
     });
   });
 

@@ -57,7 +57,8 @@ describe('persisted documents beside ad-hoc ones (the default mode, with a manif
 
   it('runs a document sent by hash alone: documentId and APQ, POST and GET', async () => {
     const variables = { id: String(author.id) };
-    const expected = { user: { id: String(author.id), name: 'pd-author', email: 'pd-author@example.com', role: 'USER', version: 1 } };
+    // Sent without credentials: the author's e-mail reads "" (SPEC §3.1).
+    const expected = { user: { id: String(author.id), name: 'pd-author', email: '', role: 'USER', version: 1 } };
     const byId = await post(app, { documentId: await documentId(UserDocument), variables });
     expect(byId).toEqual({ status: 200, body: { data: expected } });
     const byApq = await post(app, { extensions: await apq(UserDocument), variables });

@@ -41,8 +41,9 @@ describe('the server process (embedded default)', () => {
     const { status, body } = await usersQuery(server.base);
     expect(status).toBe(200);
     expect(body.data.users).toEqual([{ id: expect.any(String), name: 'Administrator', posts: [] }]);
-    const rest = await fetch(`${server.base}/api/v1/users?fields=email`);
-    expect(await rest.json()).toMatchObject({ code: 0, data: { total: 1, items: [{ email: 'admin@example.com' }] } });
+    const rest = await fetch(`${server.base}/api/v1/users?fields=email,role`);
+    // Anonymous: the administrator is listed, its address is not (SPEC §3.1).
+    expect(await rest.json()).toMatchObject({ code: 0, data: { total: 1, items: [{ email: '', role: 'ADMIN' }] } });
     // The build's copy of the contract (read as JSON at start) is the repository's, as written and as parsed.
     const written = readFileSync(path.join(repoRoot, 'openapi/openapi.yaml'), 'utf8');
     expect(await (await fetch(`${server.base}/openapi.yaml`)).text()).toBe(written);

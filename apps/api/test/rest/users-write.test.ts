@@ -63,7 +63,7 @@ describe('POST /api/v1/users (sign-up)', () => {
     const bad = await send('POST', '/api/v1/users', { name: '', email: 'not-an-email', age: 151, password: 'short' });
     expect(bad.statusCode).toBe(422);
     expect(bad.json().code).toBe(42200);
-    expect(fieldsOf(bad.json())).toEqual(['age', 'email', 'name', 'name', 'password']); // an empty name: too short, and blank
+    expect(fieldsOf(bad.json())).toEqual(['age', 'email', 'name', 'password']);
     const missing = await send('POST', '/api/v1/users', { age: 3 });
     expect(missing.statusCode).toBe(422);
     expect(fieldsOf(missing.json())).toEqual(['email', 'name']);
@@ -160,7 +160,7 @@ describe('PUT and PATCH /api/v1/users/{id}', () => {
     expect(fieldsOf(putMissing.json())).toEqual(['email', 'name']);
     const patchBad = await send('PATCH', `/api/v1/users/${suite.alice.id}`, { name: '', email: 'nope', age: -1, extra: 1 }, suite.alice.headers);
     expect(patchBad.statusCode).toBe(422);
-    expect(fieldsOf(patchBad.json())).toEqual(['age', 'email', 'extra', 'name', 'name']);
+    expect(fieldsOf(patchBad.json())).toEqual(['age', 'email', 'extra', 'name']);
     const patchEmpty = await send('PATCH', `/api/v1/users/${suite.alice.id}`, {}, suite.alice.headers);
     expect(patchEmpty.statusCode).toBe(422);
     const patchNullName = await send('PATCH', `/api/v1/users/${suite.alice.id}`, { name: null }, suite.alice.headers);
@@ -353,7 +353,7 @@ describe('PATCH /api/v1/users (bulk update)', () => {
 
     const invalid = await bulk({ ids: [a, b], data: { name: '', age: 151 } });
     expect(invalid.statusCode).toBe(422);
-    expect(fieldsOf(invalid.json())).toEqual(['data.age', 'data.name', 'data.name']);
+    expect(fieldsOf(invalid.json())).toEqual(['data.age', 'data.name']);
     const blank = await bulk({ ids: [a, b], data: { name: '  ' } });
     expect(blank.statusCode).toBe(422);
     expect(fieldsOf(blank.json())).toEqual(['data.name']);
