@@ -113,9 +113,7 @@ describe("validateInput: the contract's field rules", () => {
     const error = refusal(() => validateInput('BatchCreateUsersInput', { users: [user({}), { name: '', email: 'nope', role: 'ADMIN' }] }));
     expect(error.kind).toBe(ErrorKinds.VALIDATION_FAILED);
     expect(error.status).toBe(422);
-    expect(error.fields?.map((failure) => failure.field).sort()).toEqual(
-      ['users[1].email', 'users[1].name', 'users[1].role'].sort(),
-    );
+    expect(error.fields?.map((failure) => failure.field).sort()).toEqual(['users[1].email', 'users[1].name', 'users[1].role'].sort());
   });
 
   it('names a missing required field as required', () => {

@@ -10,8 +10,7 @@ function shownTo<Context extends { principal: Principal }>(
   type: PrivateType,
   hidden: '' | null,
 ): GraphQLFieldResolver<{ id: number }, Context> {
-  return (source, args, context, info) =>
-    mayReadPrivate(context.principal, type, source) ? resolver(source, args, context, info) : hidden;
+  return (source, args, context, info) => (mayReadPrivate(context.principal, type, source) ? resolver(source, args, context, info) : hidden);
 }
 
 export function privateDirectiveTransformer(schema: GraphQLSchema): GraphQLSchema {
