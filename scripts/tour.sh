@@ -21,8 +21,10 @@ command -v jq >/dev/null || { echo "the tour needs jq (apt-get install jq, brew 
 WORK=$(mktemp -d /tmp/users-posts-tour.XXXXXX)
 SERVER_PID=
 PRISM_PID=
+SMTP_PID=
 cleanup() {
   if [ -n "$PRISM_PID" ]; then kill "$PRISM_PID" 2>/dev/null; wait "$PRISM_PID" 2>/dev/null || true; fi
+  if [ -n "$SMTP_PID" ]; then kill "$SMTP_PID" 2>/dev/null; wait "$SMTP_PID" 2>/dev/null || true; fi
   if [ -n "$SERVER_PID" ]; then kill "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null || true; fi
   rm -rf "$WORK"
 }
@@ -33,7 +35,12 @@ if [ -z "${TOUR_BASE:-}" ]; then
   [ -f "$ROOT/apps/api/dist/main.js" ] || (cd "$ROOT" && pnpm build >/dev/null)
   PORT=$(free_port)
   export DATA_DIR="$WORK/data" ADMIN_EMAIL=admin@example.com ADMIN_PASSWORD='tour admin password'
-  (cd "$ROOT" && PORT=$PORT HOST=127.0.0.1 LOG_LEVEL=warn MIGRATE_ON_START=true GRAPHQL_PERSISTED_DOCUMENTS=packages/client/persisted-documents.json exec node apps/api/dist/main.js) &
+  # Mail goes over real SMTP to a sink that files each message where the README reads it (<DATA_DIR>/outbox).
+  mkfifo "$WORK/smtp-port"
+  node "$ROOT/scripts/smtp-sink.mjs" "$DATA_DIR/outbox" >"$WORK/smtp-port" &
+  SMTP_PID=$!
+  read -r SMTP_PORT <"$WORK/smtp-port"
+  (cd "$ROOT" && SMTP_URL="smtp://127.0.0.1:$SMTP_PORT" PORT=$PORT HOST=127.0.0.1 LOG_LEVEL=warn MIGRATE_ON_START=true GRAPHQL_PERSISTED_DOCUMENTS=packages/client/persisted-documents.json exec node apps/api/dist/main.js) &
   SERVER_PID=$!
   TOUR_BASE="http://127.0.0.1:$PORT"
   started=$SECONDS

@@ -1,6 +1,7 @@
 // The app factory: builds the whole Fastify instance from a validated Config.
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { Database, PGliteThread } from '@users-posts/db';
+import type { DestinationStream } from 'pino';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import type { Clock } from './auth/clock.js';
@@ -42,6 +43,8 @@ export interface AppOptions {
   stores?: IdentityStores;
   /** Where spans go when traces are on, instead of the OTLP endpoint (tests: the SDK's in-memory exporter). */
   spanExporter?: SpanExporter;
+  /** Where log lines go instead of stdout (tests read what the server says about a failure only the log tells). */
+  logDestination?: DestinationStream;
 }
 
 /** Log fields that must never be written: credentials and secrets. */
@@ -70,7 +73,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
       // Inside a traced request every line carries its traceId and spanId.
       ...(tracing ? { mixin: tracing.traceLogFields } : {}),
       // Readable lines on a terminal in development (log-output.ts); JSON lines otherwise.
-      stream: logStream(config.nodeEnv),
+      stream: options.logDestination ?? logStream(config.nodeEnv),
       redact: { paths: REDACTED_LOG_PATHS, censor: '[redacted]' },
       // The api_key query parameter is a credential: log request paths without query strings.
       serializers: {

@@ -56,6 +56,10 @@ export const CONFIG_SCHEMA = {
     IDEMPOTENCY_TTL_SECONDS: { type: 'integer', minimum: 1, maximum: 604_800, default: 86_400 },
     GRAPHQL_PERSISTED_DOCUMENTS: { type: 'string' },
     GRAPHQL_TRUSTED_DOCUMENTS_ONLY: { type: 'boolean', default: false },
+    SMTP_URL: { type: 'string', pattern: '^smtps?://' },
+    MAIL_FROM: { type: 'string', minLength: 3, maxLength: 320, default: 'Users & Posts <no-reply@localhost>' },
+    PUBLIC_URL: { type: 'string', pattern: '^https?://[^/\\s]+(/\\S*)?$' },
+    RECENT_AUTH_MS: { type: 'integer', minimum: 1000, default: 600_000 },
   },
   dependencies: { ADMIN_EMAIL: ['ADMIN_PASSWORD'], ADMIN_PASSWORD: ['ADMIN_EMAIL'] },
 } as const;

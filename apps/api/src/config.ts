@@ -112,6 +112,26 @@ export interface Config {
   tracing?: { serviceName: string } | undefined;
   /** `IDEMPOTENCY_TTL_SECONDS`: how long the first answer to a keyed write is replayed to its retries (default 24 h). */
   idempotencyTtlSeconds: number;
+  /** Mail of the account lifecycle (SPEC §3.2, mail/): how it leaves and where its links point. */
+  mail: MailConfig;
+  /** `RECENT_AUTH_MS`: how long after a login creating an API key or changing one's e-mail is allowed (default 10 min). */
+  recentAuthMs: number;
+}
+
+export interface MailConfig {
+  /** `SMTP_URL` (`smtp://` or `smtps://`, credentials in the URL); without it, `.eml` files in `outboxDir` (not in production). */
+  smtpUrl: string | undefined;
+  /** `MAIL_FROM`: the From header. */
+  from: string;
+  /** `PUBLIC_URL`: what the links in mail start with (default `http://localhost:<PORT>`), without a trailing slash. */
+  publicUrl: string;
+  /**
+   * `<DATA_DIR>/outbox`: where messages go without `SMTP_URL`, outside production. Neither (production without
+   * `SMTP_URL`): mail is not configured, and what must send it answers 503 (SPEC §3.2).
+   */
+  outboxDir?: string | undefined;
+  /** Waits before each retry of a failed delivery (not an env setting: tests shorten them). */
+  retryDelaysMs?: readonly number[] | undefined;
 }
 
 interface RawEnv {
@@ -165,6 +185,10 @@ interface RawEnv {
   IDEMPOTENCY_TTL_SECONDS: number;
   GRAPHQL_PERSISTED_DOCUMENTS?: string;
   GRAPHQL_TRUSTED_DOCUMENTS_ONLY: boolean;
+  SMTP_URL?: string;
+  MAIL_FROM: string;
+  PUBLIC_URL?: string;
+  RECENT_AUTH_MS: number;
 }
 
 /**
@@ -240,6 +264,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     idempotencyTtlSeconds: raw.IDEMPOTENCY_TTL_SECONDS,
     persistedDocuments: parsePersistedDocuments(raw.GRAPHQL_PERSISTED_DOCUMENTS, raw.GRAPHQL_TRUSTED_DOCUMENTS_ONLY),
     tracing: parseTracing(data),
+    mail: {
+      smtpUrl: raw.SMTP_URL,
+      from: raw.MAIL_FROM,
+      publicUrl: (raw.PUBLIC_URL ?? `http://localhost:${raw.PORT}`).replace(/\/+$/, ''),
+      outboxDir: raw.NODE_ENV === 'production' ? undefined : path.join(dataDir, 'outbox'),
+    },
+    recentAuthMs: raw.RECENT_AUTH_MS,
   };
 }
 

@@ -19,6 +19,7 @@ function floorOf(file: string): number {
   if (top === 'auth') return 2.1;
   if (top === 'collections') return 2;
   if (top === 'shared-state') return 1; // ports and their memory and Redis backends
+  if (top === 'mail') return 1; // how mail leaves (SMTP, the outbox) and its delivery queue
   return 0; // the ground floor: errors/, config.ts and its generated/ validator, client-address.ts, rate-bucket.ts, paths.ts, …
 }
 
@@ -51,6 +52,7 @@ describe('floors', () => {
       'errors',
       'generated',
       'graphql',
+      'mail',
       'plugins',
       'rest',
       'services',

@@ -38,6 +38,33 @@ const postLogin = (rest: Client<paths>, body: LoginCredentials) => rest.POST('/l
 /** The typed answer of `POST /login`: `data` on 200, `error` on 401/422/429…, plus the raw `response`. */
 export type LoginResponse = Awaited<ReturnType<typeof postLogin>>;
 
+type Schemas = components['schemas'];
+
+/** The account lifecycle of SPEC §3.2, typed from openapi.yaml: each answers what the server answered. */
+function accountFlows(rest: Client<paths>, session: AuthSession) {
+  return {
+    /** `POST /auth/password`: on success the held pair is replaced by the renewed one (the old access token stops working). */
+    async changePassword(body: Schemas['ChangePasswordInput']) {
+      const result = await rest.POST('/auth/password', { body });
+      if (result.data?.login === 'tokens') session.setTokens({ accessToken: result.data.accessToken, refreshToken: result.data.refreshToken });
+      return result;
+    },
+    /** `POST /auth/password/forgot`: 202 whether or not the address has an account; the link arrives by mail. */
+    forgotPassword: (email: string) => rest.POST('/auth/password/forgot', { body: { email } }),
+    /** `POST /auth/password/reset` with the token of the mailed link (`#token=…`): 204, then log in with the new password. */
+    resetPassword: (body: Schemas['ResetPasswordInput']) => rest.POST('/auth/password/reset', { body }),
+    /** `POST /auth/email/verify` with the token of the mailed link. */
+    verifyEmail: (token: string) => rest.POST('/auth/email/verify', { body: { token } }),
+    /** `POST /auth/email/verify/resend`: a new verification link to the caller's address. */
+    resendVerification: () => rest.POST('/auth/email/verify/resend'),
+    /** `GET /api/v1/sessions`: the caller's sign-ins, newest first. */
+    listSessions: (query: { page?: number; pageSize?: number } = {}) => rest.GET('/api/v1/sessions', { params: { query } }),
+    /** `DELETE /api/v1/sessions/{sessionId}`: ends that sign-in at once. */
+    endSession: (sessionId: string) => rest.DELETE('/api/v1/sessions/{sessionId}', { params: { path: { sessionId } } }),
+  };
+}
+export type AccountFlows = ReturnType<typeof accountFlows>;
+
 export interface ApiClient {
   /** The openapi-fetch client: `rest.GET('/api/v1/users/{id}', { params: { path: { id } } })`, typed from openapi.yaml. */
   rest: Client<paths>;
@@ -50,6 +77,8 @@ export interface ApiClient {
     readonly tokens: TokenPair | null;
     setTokens(pair: TokenPair | null): void;
   };
+  /** Password change and reset, e-mail verification, sign-ins (SPEC §3.2). */
+  account: AccountFlows;
 }
 
 /**
@@ -91,5 +120,6 @@ export function createApiClient(options: ClientOptions): ApiClient {
         session.setTokens(pair);
       },
     },
+    account: accountFlows(rest, session),
   };
 }

@@ -260,7 +260,8 @@ describe('seed §4.2 token refresh', () => {
       api.rest.GET('/api/v1/users/{id}', { params: { path: { id: userId } } }),
       api.rest.GET('/api/v1/api-keys'),
       api.rest.GET('/api/v1/users', { params: { query: { page: 1, pageSize: 5 } } }),
-      api.rest.POST('/api/v1/api-keys', { body: { name: 'made-during-refresh' } }), // a body is replayed too
+      // a body is replayed too
+      api.rest.POST('/api/v1/users/{id}/posts', { params: { path: { id: userId } }, body: { title: 'made-during-refresh', content: 'x' } }),
       api.graphql(currentUser),
     ]);
     const [user, keys, users, created, me] = results;
@@ -270,7 +271,7 @@ describe('seed §4.2 token refresh', () => {
     expect(keys.response.status).toBe(200);
     expect(users.response.status).toBe(200);
     expect(created.response.status).toBe(201);
-    expect(created.data?.data.name).toBe('made-during-refresh');
+    expect(created.data?.data.title).toBe('made-during-refresh');
     expect(me.data?.currentUser.id).toBe(String(userId));
     // Each of the five went out twice: once with the expired token (401), once repeated after the refresh.
     expect(sent.length - mark).toBe(5 * 2 + 1);

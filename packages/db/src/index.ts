@@ -15,8 +15,8 @@ export { isDatabaseUnavailableError } from './unavailable.js';
 export { DirectoryLockedError, directoryOwner, lockDirectory, type DirectoryOwner } from '@users-posts/schema-engine-bridge/directory-lock';
 export { applyMigrations, readMigrations, MIGRATIONS_DIR, type MigrationTarget } from './migrate.js';
 export { countStatements, type StatementCounter } from './statement-counter.js';
-export { PrismaClient, Prisma, Role, OrderStatus } from './generated/prisma/client.js';
-export type { User, Post, Comment, Order, RefreshToken, Session, ApiKey, OAuthAccount } from './generated/prisma/client.js';
+export { PrismaClient, Prisma, Role, OrderStatus, SignInKind, AccountTokenPurpose } from './generated/prisma/client.js';
+export type { User, Post, Comment, Order, RefreshToken, Session, ApiKey, OAuthAccount, AccountToken } from './generated/prisma/client.js';
 
 /** The repository root; relative PGlite directories are resolved against it, as prisma/prisma.config.ts does. */
 export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));

@@ -4,7 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import { AppError } from '../errors/app-error.js';
 import type { Identity } from './identity.js';
 import { anonymous, type Principal } from './principal.js';
-import { SESSION_COOKIE } from './credentials/sessions.js';
+import { SESSION_COOKIE } from './credentials/sign-ins.js';
 import { isSignedRequest, verifySignedRequest } from './credentials/signature.js';
 
 const unauthenticated = (message: string) => new AppError('UNAUTHENTICATED', message);
@@ -20,6 +20,22 @@ async function userRole(db: Database, userId: number): Promise<{ role: Role; tok
   return user;
 }
 
+/**
+ * The same for an access token, with whether its sign-in still exists, in the same one indexed read: ending a sign-in
+ * (DELETE /api/v1/sessions/{id}, logout, a security event) rejects its access tokens on the next request, on every
+ * instance, without a blocklist.
+ */
+async function userOfSignIn(db: Database, userId: number, signInId: string): Promise<{ role: Role; tokenVersion: number; live: boolean }> {
+  const sql =
+    'SELECT role, token_version AS "tokenVersion", EXISTS (SELECT 1 FROM sessions WHERE id = $2 AND user_id = $1) AS live FROM users WHERE id = $1';
+  const [user] = await db.sql.rows<{ role: Role; tokenVersion: number; live: boolean }>(sql, [userId, signInId], PREPARED);
+  if (!user) throw unauthenticated('The user of these credentials no longer exists');
+  return user;
+}
+
+/** Whether a login at `authTimeMs` is recent enough for a sensitive change (RECENT_AUTH_MS). */
+const isRecent = (identity: Identity, authTimeMs: number) => identity.clock.now() - authTimeMs <= identity.recentAuthMs;
+
 /** The token of an `Authorization` value of the form "Bearer <token>"; UNAUTHENTICATED for any other shape. */
 export function bearerToken(authorization: string): string {
   const match = /^Bearer\s+(\S+)$/i.exec(authorization);
@@ -34,9 +50,17 @@ export function bearerToken(authorization: string): string {
 export async function principalFromBearer(token: string, identity: Identity, db: Database): Promise<Principal> {
   const claims = identity.tokens.verifyAccess(token);
   if (await identity.stores.revocations.isRevoked(claims.jti, identity.clock.now())) throw unauthenticated('The access token was revoked');
-  const user = await userRole(db, claims.userId);
-  if (user.tokenVersion !== claims.ver) throw unauthenticated('The access token was revoked');
-  return { kind: 'user', userId: claims.userId, role: user.role, via: 'bearer', token: { jti: claims.jti, exp: claims.exp } };
+  const user = await userOfSignIn(db, claims.userId, claims.sid);
+  if (user.tokenVersion !== claims.ver || !user.live) throw unauthenticated('The access token was revoked');
+  return {
+    kind: 'user',
+    userId: claims.userId,
+    role: user.role,
+    via: 'bearer',
+    token: { jti: claims.jti, exp: claims.exp },
+    signInId: claims.sid,
+    recentLogin: isRecent(identity, claims.auth_time * 1000),
+  };
 }
 
 /**
@@ -75,12 +99,19 @@ async function principalFromApiKey(apiKey: string, identity: Identity, db: Datab
   const owner = await identity.apiKeys.verify(apiKey);
   if (!owner) throw unauthenticated('Invalid API key');
   const user = await userRole(db, owner.userId);
-  return { kind: 'user', userId: owner.userId, role: user.role, via: 'api_key' };
+  return { kind: 'user', userId: owner.userId, role: user.role, via: 'api_key', recentLogin: false };
 }
 
 async function principalFromSession(sid: string, identity: Identity, db: Database): Promise<Principal> {
-  const session = await identity.sessions.find(sid);
-  if (!session) throw unauthenticated('The session has expired or was ended; log in again');
-  const user = await userRole(db, session.userId);
-  return { kind: 'user', userId: session.userId, role: user.role, via: 'session', sessionId: session.id };
+  const signIn = await identity.signIns.findCookie(sid);
+  if (!signIn) throw unauthenticated('The session has expired or was ended; log in again');
+  const user = await userRole(db, signIn.userId);
+  return {
+    kind: 'user',
+    userId: signIn.userId,
+    role: user.role,
+    via: 'session',
+    signInId: signIn.id,
+    recentLogin: isRecent(identity, signIn.authTime),
+  };
 }

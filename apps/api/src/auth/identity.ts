@@ -8,7 +8,9 @@ import { linkOrCreateUser, linkToUser } from './oauth/accounts.js';
 import type { OidcProfile } from './oauth/flow.js';
 import { PasswordCredentials } from './credentials/password-login.js';
 import { RefreshTokenService } from './credentials/refresh-tokens.js';
-import { SessionService } from './credentials/sessions.js';
+import { SignInService } from './credentials/sign-ins.js';
+import { AccountTokenService } from './credentials/account-tokens.js';
+import { SecurityEvents } from './security-events.js';
 import type { NonceStore } from '../shared-state/nonces/store.js';
 import type { RevocationStore } from '../shared-state/revocations/store.js';
 
@@ -20,9 +22,13 @@ export interface IdentityStores {
 export class Identity {
   readonly tokens: TokenCodec;
   readonly refreshTokens: RefreshTokenService;
-  readonly sessions: SessionService;
+  readonly signIns: SignInService;
   readonly apiKeys: ApiKeyService;
   readonly passwords: PasswordCredentials;
+  readonly securityEvents: SecurityEvents;
+  readonly accountTokens: AccountTokenService;
+  /** RECENT_AUTH_MS: how old a login may be for a sensitive change. */
+  readonly recentAuthMs: number;
 
   constructor(
     app: FastifyInstance,
@@ -31,14 +37,17 @@ export class Identity {
     readonly stores: IdentityStores,
     readonly signingSecret: string,
   ) {
+    this.recentAuthMs = app.config.recentAuthMs;
     this.tokens = new TokenCodec(app, clock);
-    this.sessions = new SessionService(prisma, clock);
-    this.refreshTokens = new RefreshTokenService(prisma, this.tokens, clock, this.sessions, {
+    this.signIns = new SignInService(prisma, clock);
+    this.securityEvents = new SecurityEvents(prisma, (userId) => this.revoked(userId));
+    this.refreshTokens = new RefreshTokenService(prisma, this.tokens, clock, this.signIns, {
       graceMs: app.config.refreshReuseGraceMs,
-      onRevoked: (userId) => this.revoked(userId),
+      onReuse: async (userId) => void (await this.securityEvents.revokeCredentials(userId)),
     });
     this.apiKeys = new ApiKeyService(prisma, clock);
     this.passwords = new PasswordCredentials(prisma);
+    this.accountTokens = new AccountTokenService(prisma, clock);
   }
 
   /**
@@ -57,7 +66,7 @@ export class Identity {
     return () => void this.revocationListeners.delete(listener);
   }
 
-  /** Tells the listeners that credentials of `userId` were revoked (logout, refresh-token reuse). */
+  /** Tells the listeners that credentials of `userId` were revoked (a sign-in ended, a security event). */
   revoked(userId: number): void {
     for (const listener of this.revocationListeners) listener(userId);
   }

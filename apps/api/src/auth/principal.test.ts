@@ -4,9 +4,9 @@ import { ErrorKinds } from '../errors/app-error.js';
 import { anonymous, canActFor, requireAuthenticated, requireRole, requireUser, type Principal } from './principal.js';
 import { refusal } from '../../test/support/refusal.js';
 
-const user: Principal = { kind: 'user', userId: 7, role: 'USER', via: 'bearer', token: { jti: 'jti-7', exp: 1_700_000_900 } };
-const admin: Principal = { kind: 'user', userId: 1, role: 'ADMIN', via: 'session', sessionId: 'hash-of-sid' };
-const apiKeyUser: Principal = { kind: 'user', userId: 8, role: 'USER', via: 'api_key' };
+const user: Principal = { kind: 'user', userId: 7, role: 'USER', via: 'bearer', token: { jti: 'jti-7', exp: 1_700_000_900 }, recentLogin: true };
+const admin: Principal = { kind: 'user', userId: 1, role: 'ADMIN', via: 'session', signInId: 'sign-in-1', recentLogin: true };
+const apiKeyUser: Principal = { kind: 'user', userId: 8, role: 'USER', via: 'api_key', recentLogin: false };
 const service: Principal = { kind: 'service', role: 'ADMIN', via: 'signature' };
 
 const UNAUTHENTICATED = { kind: ErrorKinds.UNAUTHENTICATED, status: 401, message: 'Authentication required' };
@@ -48,7 +48,14 @@ describe('requireUser', () => {
   });
 
   it('hands back a user however they authenticated, with their token and session details', () => {
-    expect(requireUser(user)).toEqual({ kind: 'user', userId: 7, role: 'USER', via: 'bearer', token: { jti: 'jti-7', exp: 1_700_000_900 } });
+    expect(requireUser(user)).toEqual({
+      kind: 'user',
+      userId: 7,
+      role: 'USER',
+      via: 'bearer',
+      token: { jti: 'jti-7', exp: 1_700_000_900 },
+      recentLogin: true,
+    });
     expect(requireUser(admin)).toBe(admin);
     expect(requireUser(apiKeyUser)).toBe(apiKeyUser);
   });

@@ -13,8 +13,13 @@ export type Principal =
       via: Exclude<CredentialKind, 'signature'>;
       /** Access-token id and expiry (seconds), for the logout blocklist. */
       token?: { jti: string; exp: number };
-      /** Hash of the session cookie, for logout. */
-      sessionId?: string;
+      /** The sign-in behind a Bearer token or the session cookie (credentials/sign-ins.ts); none for an API key. */
+      signInId?: string;
+      /**
+       * Whether that sign-in's login is at most RECENT_AUTH_MS old (SPEC §3.2), judged when the credential was verified.
+       * Never for an API key: a key cannot mint keys or change the e-mail.
+       */
+      recentLogin: boolean;
     }
   | { kind: 'service'; role: 'ADMIN'; via: 'signature' };
 
@@ -42,6 +47,11 @@ export function requireUser(principal: Principal): Extract<Principal, { kind: 'u
   const caller = requireAuthenticated(principal);
   if (caller.kind !== 'user') throw new AppError('FORBIDDEN', 'Requires a user account');
   return caller;
+}
+
+/** A user whose login is recent (sensitive changes: API keys, one's own e-mail), else 403 40301 (REAUTHENTICATION_REQUIRED). */
+export function requireRecentLogin(principal: Principal): void {
+  if (principal.kind === 'user' && !principal.recentLogin) throw new AppError('REAUTHENTICATION_REQUIRED');
 }
 
 /** Whether the caller may act on `userId`'s own data: that user, or an ADMIN. */

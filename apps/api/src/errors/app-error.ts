@@ -15,20 +15,34 @@ export interface ErrorKind {
   /** `extensions.code` when the error surfaces through GraphQL. */
   graphqlCode: string;
   message: string;
+  /** `extensions.reason` on GraphQL: a finer reason within `graphqlCode` a client can act on. */
+  reason?: string;
+  /** A 5xx that is the deployment's configuration, not a fault: logged as a warning, not an error. */
+  logAs?: 'warn';
 }
 
 export const ErrorKinds = {
   // 4xx: the client's request
   BAD_REQUEST: { code: 40000, status: 400, graphqlCode: 'BAD_USER_INPUT', message: 'Bad request' },
   BAD_QUERY_PARAMETER: { code: 40001, status: 400, graphqlCode: 'BAD_USER_INPUT', message: 'Bad query parameter' },
+  // One answer for a reset or verification token that is unknown, used, expired, superseded or for another purpose.
+  INVALID_TOKEN: { code: 40002, status: 400, graphqlCode: 'BAD_USER_INPUT', message: 'This link is invalid or has expired; ask for a new one' },
   UNAUTHENTICATED: { code: 40100, status: 401, graphqlCode: 'UNAUTHENTICATED', message: 'Authentication required' },
   FORBIDDEN: { code: 40300, status: 403, graphqlCode: 'FORBIDDEN', message: 'Forbidden' },
+  REAUTHENTICATION_REQUIRED: {
+    code: 40301,
+    status: 403,
+    graphqlCode: 'FORBIDDEN',
+    message: 'This change needs a recent login: log in again, then retry',
+    reason: 'REAUTHENTICATION_REQUIRED',
+  },
   NOT_FOUND: { code: 40400, status: 404, graphqlCode: 'NOT_FOUND', message: 'Not found' },
   METHOD_NOT_ALLOWED: { code: 40500, status: 405, graphqlCode: 'BAD_USER_INPUT', message: 'Method not allowed' },
   NOT_ACCEPTABLE: { code: 40600, status: 406, graphqlCode: 'BAD_USER_INPUT', message: 'Not acceptable' },
   REQUEST_TIMEOUT: { code: 40800, status: 408, graphqlCode: 'BAD_USER_INPUT', message: 'Request timeout' },
   CONFLICT: { code: 40900, status: 409, graphqlCode: 'CONFLICT', message: 'Conflict' },
   IDEMPOTENCY_KEY_IN_USE: { code: 40901, status: 409, graphqlCode: 'CONFLICT', message: 'Idempotency-Key in use' },
+  LAST_ADMIN: { code: 40902, status: 409, graphqlCode: 'CONFLICT', message: 'The last ADMIN cannot be demoted or deleted' },
   PRECONDITION_FAILED: { code: 41200, status: 412, graphqlCode: 'CONFLICT', message: 'Precondition failed' },
   PAYLOAD_TOO_LARGE: { code: 41300, status: 413, graphqlCode: 'BAD_USER_INPUT', message: 'Payload too large' },
   URI_TOO_LONG: { code: 41400, status: 414, graphqlCode: 'BAD_USER_INPUT', message: 'URI too long' },
@@ -40,6 +54,14 @@ export const ErrorKinds = {
   // 5xx: the server
   INTERNAL: { code: 50000, status: 500, graphqlCode: 'INTERNAL_SERVER_ERROR', message: 'Internal server error' },
   UNAVAILABLE: { code: 50300, status: 503, graphqlCode: 'INTERNAL_SERVER_ERROR', message: 'Service unavailable' },
+  MAIL_NOT_CONFIGURED: {
+    code: 50301,
+    status: 503,
+    graphqlCode: 'INTERNAL_SERVER_ERROR',
+    message: 'This server cannot send mail (no SMTP_URL): ask its operator',
+    reason: 'MAIL_NOT_CONFIGURED',
+    logAs: 'warn',
+  },
 } as const satisfies Record<string, ErrorKind>;
 
 export type ErrorKindName = keyof typeof ErrorKinds;

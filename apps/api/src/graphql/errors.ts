@@ -10,6 +10,7 @@ export function extensionsOf(error: AppError): Record<string, unknown> {
   // Bounded like REST's (rest/error-envelope.ts): a message or field may echo what a client sent.
   return {
     code: error.kind.graphqlCode,
+    ...(error.kind.reason ? { reason: error.kind.reason } : {}),
     ...(error.fields
       ? { fields: error.fields.map((field) => ({ field: clip(field.field, FIELD_MAX), message: clip(field.message, MESSAGE_MAX) })) }
       : {}),

@@ -10,10 +10,15 @@ import { registerJwt } from '../auth/credentials/jwt.js';
 import { anonymous, type Principal } from '../auth/principal.js';
 import { isSignedRequest } from '../auth/credentials/signature.js';
 import { settleHook } from './settle-hook.js';
+import { AccountLifecycle } from '../auth/account-lifecycle.js';
+import { MailDelivery } from '../mail/delivery.js';
+import { createMailer } from '../mail/mailer.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
     identity: Identity;
+    /** Password change and reset, e-mail verification and their mail (SPEC §3.2). */
+    account: AccountLifecycle;
   }
   interface FastifyRequest {
     principal: Principal;
@@ -47,6 +52,14 @@ async function authPlugin(app: FastifyInstance, opts: AuthPluginOptions): Promis
   const stores = opts.stores ?? app.sharedState.stores;
   const identity = new Identity(app, app.db.prisma, opts.clock ?? systemClock, stores, secrets.signing);
   app.decorate('identity', identity);
+
+  const { mail } = app.config;
+  const delivery = new MailDelivery(createMailer(mail, app.log), app.log, mail.retryDelaysMs);
+  if (!delivery.configured) app.log.warn('No SMTP_URL: mail of the account lifecycle (verification, password reset) is not sent');
+  const account = new AccountLifecycle(app.db.prisma, identity, delivery, mail.publicUrl);
+  app.decorate('account', account);
+  app.services.users.setAccountHooks(account.userHooks);
+  app.addHook('onClose', () => delivery.close());
 
   app.decorateRequest('principal', null as never); // set per request by the onRequest hook below
   app.addHook('onRequest', (request, _reply, done) => {

@@ -31,7 +31,7 @@ async function errorHandlerPlugin(app: FastifyInstance): Promise<void> {
   app.setErrorHandler((error: FastifyError, request, reply: FastifyReply) => {
     const appError = toAppError(error) ?? (databaseClosed(app) ? databaseUnavailable() : undefined);
     if (appError) {
-      if (appError.status >= 500) request.log.error({ err: error }, appError.message);
+      if (appError.status >= 500) request.log[appError.kind.logAs ?? 'error']({ err: error }, appError.message);
       // Failures before GraphQL runs (bad credentials, body too large) still answer in GraphQL's shape there.
       if (request.routeOptions.url === '/graphql') return reply.status(appError.status).send(graphqlErrorBody(appError));
       return sendRestError(request, reply, appError);

@@ -7,6 +7,7 @@ import type { RateBucket } from '../rate-bucket.js';
 import type { Config } from '../config.js';
 
 const MINUTE_MS = 60_000;
+const HOUR_MS = 60 * MINUTE_MS;
 
 /** The login e-mail as the account key (lower-cased: e-mails are matched case-insensitively). */
 function loginEmail(request: FastifyRequest): string {
@@ -29,9 +30,40 @@ export function loginBuckets(rateLimits: Config['rateLimits']): RateBucket[] {
   return [
     { name: 'login', max: rateLimits.loginMax, windowMs: MINUTE_MS, key: (request) => `${clientAddress(request)}|${loginEmail(request)}` },
     { name: 'login-ip', max: rateLimits.loginIpMax, windowMs: MINUTE_MS, key: clientAddress },
-    { name: 'login-account', max: rateLimits.loginAccount.max, windowMs: rateLimits.loginAccount.windowMs, key: loginEmail, countOnlyStatus: 401 },
+    loginAccountBucket(rateLimits),
   ];
 }
+
+/** Failed logins per account (the e-mail) across addresses; also used up by a wrong current password on a password change. */
+export const loginAccountBucket = (rateLimits: Config['rateLimits']): RateBucket => ({
+  name: 'login-account',
+  max: rateLimits.loginAccount.max,
+  windowMs: rateLimits.loginAccount.windowMs,
+  key: loginEmail,
+  countOnlyStatus: 401,
+});
+
+/**
+ * The account lifecycle's buckets (SPEC §3.2), documented on each operation: reset mail per address asked for and per
+ * client (no one floods an inbox, nor probes many addresses); token guesses per client, reset and verification
+ * counted together; verification mail per user.
+ */
+function accountBuckets(): Partial<Record<OperationId, RateBucket[]>> {
+  const tokenGuesses: RateBucket = { name: 'account-token', max: 30, windowMs: 15 * MINUTE_MS, key: clientAddress };
+  return {
+    forgotPassword: [
+      { name: 'forgot-email', max: 5, windowMs: HOUR_MS, key: loginEmail },
+      { name: 'forgot-ip', max: 20, windowMs: HOUR_MS, key: clientAddress },
+    ],
+    resetPassword: [tokenGuesses],
+    verifyEmail: [tokenGuesses],
+    resendVerification: [{ name: 'verify-resend', max: 5, windowMs: HOUR_MS, key: (request) => principalKey(request) }],
+  };
+}
+
+/** The verified caller as a bucket key (these routes require one; the address when not). */
+const principalKey = (request: FastifyRequest) =>
+  request.principal.kind === 'user' ? `user:${request.principal.userId}` : `address:${clientAddress(request)}`;
 
 /** Accounts created per client address (SPEC §4 sign-up bucket), used up once per account by the REST and GraphQL handlers. */
 export const signupBucket = (rateLimits: Config['rateLimits']): RateBucket => ({
@@ -44,9 +76,11 @@ export const signupBucket = (rateLimits: Config['rateLimits']): RateBucket => ({
 export function routeOptions(app: FastifyInstance): Partial<Record<OperationId, RouteShorthandOptions>> {
   const { rateLimits } = app.config;
   const refresh: RateBucket = { name: 'refresh', max: rateLimits.refreshMax, windowMs: MINUTE_MS, key: clientAddress };
+  const account = Object.entries(accountBuckets()).map(([operation, rateBuckets]) => [operation, { config: { rateBuckets } }]);
   return {
     login: { config: { rateBuckets: loginBuckets(rateLimits) } },
     refreshTokens: { config: { rateBuckets: [refresh] } },
+    ...Object.fromEntries(account),
   };
 }
 

@@ -1,9 +1,11 @@
 // The users domain: reads and writes of users, shared by the REST and GraphQL doors.
-import { PREPARED, type Prisma, type PrismaClient, type Role, type SqlReader, type User } from '@users-posts/db';
+import { PREPARED, Prisma, type PrismaClient, type Role, type SqlReader, type User } from '@users-posts/db';
 import { CREATED_AT_FIELD, findPage, ID_FIELD, type PageResult, type PageSource } from '../collections/page.js';
 import type { CollectionQuery } from '../collections/query.js';
 import { hashPassword } from '../auth/credentials/passwords.js';
-import { canActFor, requireRole, type Principal } from '../auth/principal.js';
+import type { AccountHooks } from '../auth/account-lifecycle.js';
+import { assertStrongPassword } from '../auth/password-policy.js';
+import { canActFor, requireRecentLogin, requireRole, type Principal } from '../auth/principal.js';
 import { AppError, type FieldError } from '../errors/app-error.js';
 import { parseId } from './ids.js';
 import { translatePrismaError } from '../errors/prisma.js';
@@ -91,11 +93,32 @@ const USERS_PAGE: PageSource<UserSortField | keyof UserFilter> = {
   },
 };
 
+const NO_HOOKS: AccountHooks = { created: () => undefined, emailChanged: () => undefined };
+
+/** Locked in id order (the same order for every writer: no deadlock between two of them). */
+const LOCK_ADMINS = Prisma.sql`SELECT id FROM users WHERE role = 'ADMIN' ORDER BY id FOR UPDATE`;
+
+/**
+ * Refuses (409 40902) a change that would leave no ADMIN: `leaving` are the users losing the role or being deleted.
+ * The ADMIN rows are locked first, so two requests demoting the last two ADMINs one each cannot both pass.
+ */
+async function assertAdminsRemain(tx: Prisma.TransactionClient, leaving: readonly number[]): Promise<void> {
+  const admins = await tx.$queryRaw<{ id: number }[]>(LOCK_ADMINS);
+  if (admins.length > 0 && admins.every((admin) => leaving.includes(admin.id))) throw new AppError('LAST_ADMIN');
+}
+
 export class UsersService {
+  /** Set once by the auth plugin (the lifecycle needs the identity module, built after the services). */
+  private hooks: AccountHooks = NO_HOOKS;
+
   constructor(
     private readonly prisma: PrismaClient,
     private readonly sql: SqlReader,
   ) {}
+
+  setAccountHooks(hooks: AccountHooks): void {
+    this.hooks = hooks;
+  }
 
   /** Users in id order; without a `limit`, every user up to LIST_MAX (SPEC §2: the work of one request is bounded). */
   list(window: Window = {}): Promise<PublicUser[]> {
@@ -135,12 +158,15 @@ export class UsersService {
   /** Sign-up: a new USER (the role of a new user is never chosen by the caller). */
   async create(input: Unvalidated<NewUser>): Promise<PublicUser> {
     validateInput('CreateUserInput', input);
-    const data = await newUserData(input);
+    const data = await newUserData(input, 'password');
+    let user: PublicUser;
     try {
-      return madeForTheCaller(await this.prisma.user.create({ data, select: PUBLIC_USER_SELECT }));
+      user = madeForTheCaller(await this.prisma.user.create({ data, select: PUBLIC_USER_SELECT }));
     } catch (error) {
       translatePrismaError(error, { unique: EMAIL_TAKEN });
     }
+    this.hooks.created(user);
+    return user;
   }
 
   /**
@@ -178,23 +204,30 @@ export class UsersService {
     if (input.role != null && principal.role !== 'ADMIN') throw new AppError('FORBIDDEN', 'Only an ADMIN may change a role');
     validateInput(schema, input);
     const data = userPatchData(input);
-    const email = data.email;
+    const ownAccount = principal.kind === 'user' && principal.userId === dbId;
+    let previousEmail: string | undefined;
+    let user: PublicUser;
     try {
-      if (expectation) {
-        return await this.prisma.$transaction(async (tx) => {
-          await lockExpected(tx, 'users', dbId, 'User', expectation);
-          await clearVerificationUnlessEmail(tx, [dbId], email);
-          return tx.user.update({ where: { id: dbId }, data, select: PUBLIC_USER_SELECT });
-        });
-      }
-      const [, user] = await this.prisma.$transaction([
-        clearVerificationUnlessEmail(this.prisma, [dbId], email),
-        this.prisma.user.update({ where: { id: dbId }, data, select: PUBLIC_USER_SELECT }),
-      ]);
-      return user;
+      user = await this.prisma.$transaction(async (tx) => {
+        if (expectation) await lockExpected(tx, 'users', dbId, 'User', expectation);
+        if (data.role === 'USER') await assertAdminsRemain(tx, [dbId]);
+        if (data.email !== undefined) {
+          const current = await tx.user.findUnique({ where: { id: dbId }, select: { email: true } });
+          if (current && current.email !== data.email) {
+            // One's own e-mail is where resets go: changing it needs a recent login (SPEC §3.2), not just any credential.
+            if (ownAccount) requireRecentLogin(principal);
+            previousEmail = current.email;
+          }
+        }
+        // The service verified the old address, not a new one (and OpenID linking trusts only a verified address).
+        const verification = previousEmail === undefined ? {} : { emailVerifiedAt: null };
+        return tx.user.update({ where: { id: dbId }, data: { ...data, ...verification }, select: PUBLIC_USER_SELECT });
+      });
     } catch (error) {
       translatePrismaError(error, { unique: EMAIL_TAKEN, missing: 'User not found' });
     }
+    if (previousEmail !== undefined) this.hooks.emailChanged(user, previousEmail);
+    return user;
   }
 
   /**
@@ -214,8 +247,8 @@ export class UsersService {
     });
     if (repeated.length) throw conflict(repeated);
 
-    const rows = await Promise.all(inputs.map(newUserData));
-    return this.prisma.$transaction(async (tx) => {
+    const rows = await Promise.all(inputs.map((input, index) => newUserData(input, `users[${index}].password`)));
+    const created = await this.prisma.$transaction(async (tx) => {
       const taken = await tx.user.findMany({ where: { email: { in: emails } }, select: { email: true } });
       if (taken.length) {
         const takenEmails = new Set(taken.map((row) => row.email));
@@ -239,6 +272,8 @@ export class UsersService {
       }
       return created;
     });
+    for (const user of created) this.hooks.created(user);
+    return created;
   }
 
   /**
@@ -259,13 +294,11 @@ export class UsersService {
         throw conflict([{ field: 'data.email', message: 'cannot be set on more than one user' }]);
       }
       if (existing.length === 0) return 0;
+      const targets = existing.map((row) => row.id);
+      if (data.role === 'USER') await assertAdminsRemain(tx, targets);
       try {
-        await clearVerificationUnlessEmail(
-          tx,
-          existing.map((row) => row.id),
-          data.email,
-        );
-        const { count } = await tx.user.updateMany({ where: { id: { in: existing.map((row) => row.id) } }, data });
+        await clearVerificationUnlessEmail(tx, targets, data.email);
+        const { count } = await tx.user.updateMany({ where: { id: { in: targets } }, data });
         return count;
       } catch (error) {
         translatePrismaError(error, { unique: emailTaken });
@@ -277,8 +310,10 @@ export class UsersService {
   async deleteMany(principal: Principal, ids: readonly number[]): Promise<number> {
     requireRole(principal, 'ADMIN');
     if (ids.length === 0) return 0;
-    const { count } = await this.prisma.user.deleteMany({ where: { id: { in: [...ids] } } });
-    return count;
+    return this.prisma.$transaction(async (tx) => {
+      await assertAdminsRemain(tx, ids);
+      return (await tx.user.deleteMany({ where: { id: { in: [...ids] } } })).count;
+    });
   }
 
   /** Deletes a user (ADMIN; their posts, comments and orders cascade); false when no user had this id. */
@@ -289,14 +324,11 @@ export class UsersService {
       if (expectation) throw preconditionFailed('User', undefined);
       return false;
     }
-    if (expectation) {
-      return this.prisma.$transaction(async (tx) => {
-        await lockExpected(tx, 'users', dbId, 'User', expectation);
-        return (await tx.user.deleteMany({ where: { id: dbId } })).count === 1;
-      });
-    }
-    const { count } = await this.prisma.user.deleteMany({ where: { id: dbId } });
-    return count === 1;
+    return this.prisma.$transaction(async (tx) => {
+      if (expectation) await lockExpected(tx, 'users', dbId, 'User', expectation);
+      await assertAdminsRemain(tx, [dbId]);
+      return (await tx.user.deleteMany({ where: { id: dbId } })).count === 1;
+    });
   }
 
   count(): Promise<number> {
@@ -304,8 +336,12 @@ export class UsersService {
   }
 }
 
-/** The row of a new USER: the contract's fields as they are (storage-mapping.ts), the e-mail lower-cased, the password hashed. */
-async function newUserData(input: NewUser) {
+/**
+ * The row of a new USER: the contract's fields as they are (storage-mapping.ts), the e-mail lower-cased, the password
+ * checked against the password policy (named as `passwordField`) and hashed.
+ */
+async function newUserData(input: NewUser, passwordField: string) {
+  if (input.password) assertStrongPassword(input.password, input.email, passwordField);
   const passwordHash = input.password ? await hashPassword(input.password) : null;
   return { ...storedAsIs('User', input), email: input.email.toLowerCase(), passwordHash, role: 'USER' as const };
 }

@@ -8,7 +8,7 @@ import { useTestApp } from '../support/app.js';
 
 const suite = useTestApp();
 
-const userPrincipal = (account: Account): Principal => ({ kind: 'user', userId: account.id, role: 'USER', via: 'bearer' });
+const userPrincipal = (account: Account): Principal => ({ kind: 'user', userId: account.id, role: 'USER', via: 'bearer', recentLogin: true });
 const anonymous: Principal = { kind: 'anonymous' };
 const usersTable = async () => suite.app.db.prisma.user.findMany({ orderBy: { id: 'asc' } });
 

@@ -89,9 +89,9 @@ describe('race of N presentations of one refresh token', () => {
     const responses = await Promise.all(Array.from({ length: 8 }, () => refresh(refreshToken)));
     expect(responses.filter((r) => r.statusCode === 200)).toHaveLength(1);
     expect(responses.filter((r) => r.statusCode === 401)).toHaveLength(7);
-    // One new pair was minted (the rows of the race: the login's token and the winner's successor), and all are dead.
-    expect(await app.db.prisma.refreshToken.count({ where: { userId: victim.id } })).toBe(2);
-    expect(await liveFamilies(victim.id)).toBe(0);
+    // One new pair was minted, and the whole sign-in is gone with it: no refresh token of the user is left.
+    expect(await app.db.prisma.refreshToken.count({ where: { userId: victim.id } })).toBe(0);
+    expect(await app.db.prisma.session.count({ where: { userId: victim.id } })).toBe(0);
     const winner = responses.find((r) => r.statusCode === 200)!.json() as Pair;
     expectUnauthenticated(await keysWith(bearer(winner.accessToken)));
   });

@@ -149,10 +149,11 @@ describe('authenticating with ?api_key=', () => {
     expect(items.map((item) => item.id)).toContain(created.id);
     expect(await app.db.prisma.apiKey.count({ where: { id: { in: items.map((item) => item.id) }, userId: { not: bob.id } } })).toBe(0);
 
+    // A key is never a recent login (SPEC §3.2): it cannot mint another key.
     const viaKey = await app.inject({ method: 'POST', url: `/api/v1/api-keys?api_key=${created.key}`, payload: { name: 'made with a key' } });
-    expect(viaKey.statusCode).toBe(201);
-    createdKeys.push(viaKey.json().data.key);
-    expect((await keyRow(viaKey.json().data.id))?.userId).toBe(bob.id);
+    expect(viaKey.statusCode).toBe(403);
+    expect(viaKey.json()).toMatchObject({ code: 40301 });
+    expect(await app.db.prisma.apiKey.count({ where: { userId: bob.id, name: 'made with a key' } })).toBe(0);
   });
 
   it.each([

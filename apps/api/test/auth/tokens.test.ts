@@ -77,6 +77,8 @@ describe('seed §3 token lifecycle', () => {
       userId,
       type: 'access',
       ver: await tokenVersion(),
+      sid: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      auth_time: Math.floor(clock.now() / 1000),
       jti: expect.any(String),
       iat: expect.any(Number),
       exp: expect.any(Number),

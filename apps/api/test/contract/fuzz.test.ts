@@ -13,7 +13,10 @@ import pino from 'pino';
 import path from 'node:path';
 import { repoRoot } from '../../src/paths.js';
 import { createAccount, TEST_PASSWORD, type Account } from '../support/accounts.js';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
 import { createTestApp } from '../support/app.js';
+import { testConfig } from '../support/config.js';
 import { Contract } from '../support/contract.js';
 import { seedUsersWithPosts } from '../support/fixtures.js';
 import { graphqlProblems, restProblems } from '../support/fuzz/envelopes.js';
@@ -48,6 +51,8 @@ beforeAll(async () => {
   app = await createTestApp({
     logLevel: 'error',
     persistedDocuments: { file: path.join(repoRoot, 'packages/client/persisted-documents.json'), trustedOnly: false },
+    // Mail configured (to an outbox in a temporary directory): a server that cannot send it answers 503 by design.
+    mail: { ...testConfig().mail, outboxDir: mkdtempSync(path.join(os.tmpdir(), 'fuzz-outbox-')) },
     defaultRateLimit: { max: 1_000_000, windowMs: 60_000 },
     rateLimits: {
       loginMax: 1_000_000,

@@ -6,7 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { createServer } from 'node:net';
 import { OAUTH_TRANSACTION_COOKIE } from '../../src/auth/oauth/transaction.js';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { createTestApp } from '../support/app.js';
+import { testConfig } from '../support/config.js';
 import { createAccount, TEST_PASSWORD, type Account } from '../support/accounts.js';
 import { signedUrl } from '../support/auth.js';
 import { Contract } from '../support/contract.js';
@@ -43,11 +47,17 @@ beforeAll(async () => {
   flaky = await LocalOidcProvider.start();
   const down = { ...provider.providerConfig('down'), issuer: `http://127.0.0.1:${await closedPort()}` };
   // The opt-in grace window (REFRESH_REUSE_GRACE_MS) makes the documented refresh 409 reachable without revoking the cast.
-  app = await createTestApp({ refreshReuseGraceMs: 60_000, oauthProviders: [provider.providerConfig('local'), flaky.providerConfig('flaky'), down] });
+  // Mail to an outbox in a temporary directory, so that the operations that send it answer as they do when configured.
+  app = await createTestApp({
+    refreshReuseGraceMs: 60_000,
+    oauthProviders: [provider.providerConfig('local'), flaky.providerConfig('flaky'), down],
+    mail: { ...testConfig().mail, outboxDir: mkdtempSync(path.join(os.tmpdir(), 'responses-outbox-')) },
+  });
   // A second app whose default limit is 1 request per window, to provoke a real 429.
   limited = await createTestApp({ defaultRateLimit: { max: 1, windowMs: 60_000 } });
 
   fixture = await seedUsersWithPosts(app.db.prisma, 3, 2);
+  state.limitedToken = (await createAccount(limited, 'limited@example.com')).token;
   alice = await createAccount(app, 'alice@example.com');
   bob = await createAccount(app, 'bob@example.com');
   admin = await createAccount(app, 'admin@example.com', 'ADMIN');
@@ -191,6 +201,86 @@ const cases: Case[] = [
     ],
     [401, 'without credentials', () => call({ method: 'POST', url: '/logout' })],
     [401, 'bad bearer token', () => call({ method: 'POST', url: '/logout', headers: badBearer })],
+  ]),
+  ...ops('changePassword', [
+    [
+      200,
+      'a fresh pair for the same sign-in',
+      async () => {
+        const carol = await createAccount(app, 'carol@example.com');
+        return json('POST', '/auth/password', { currentPassword: TEST_PASSWORD, newPassword: 'a brand new passphrase' }, carol.headers);
+      },
+    ],
+    [
+      401,
+      'wrong current password',
+      () => json('POST', '/auth/password', { currentPassword: 'not the password', newPassword: 'a brand new passphrase' }, bob.headers),
+    ],
+    [
+      422,
+      'a commonly used new password',
+      () => json('POST', '/auth/password', { currentPassword: TEST_PASSWORD, newPassword: 'password123' }, bob.headers),
+    ],
+    [
+      403,
+      'signed request (no sign-in)',
+      () => signed('POST', '/auth/password', { currentPassword: TEST_PASSWORD, newPassword: 'a brand new passphrase' }),
+    ],
+  ]),
+  ...ops('forgotPassword', [
+    [202, 'an address with an account', () => json('POST', '/auth/password/forgot', { email: alice.email })],
+    [422, 'no email', () => json('POST', '/auth/password/forgot', {})],
+  ]),
+  ...ops('resetPassword', [
+    [
+      204,
+      'a live token',
+      async () => {
+        const dave = await createAccount(app, 'dave@example.com');
+        const token = await app.identity.accountTokens.issue(dave.id, 'password_reset', dave.email);
+        return json('POST', '/auth/password/reset', { token, newPassword: 'a brand new passphrase' });
+      },
+    ],
+    [400, 'an unknown token', () => json('POST', '/auth/password/reset', { token: 'no-such-token', newPassword: 'a brand new passphrase' })],
+    [422, 'no newPassword', () => json('POST', '/auth/password/reset', { token: 'no-such-token' })],
+  ]),
+  ...ops('verifyEmail', [
+    [
+      204,
+      'a live token',
+      async () => {
+        const erin = await createAccount(app, 'erin@example.com');
+        return json('POST', '/auth/email/verify', { token: await app.identity.accountTokens.issue(erin.id, 'email_verification', erin.email) });
+      },
+    ],
+    [400, 'an unknown token', () => json('POST', '/auth/email/verify', { token: 'no-such-token' })],
+  ]),
+  ...ops('resendVerification', [
+    [202, 'to the caller', () => call({ method: 'POST', url: '/auth/email/verify/resend', headers: bob.headers })],
+    [401, 'anonymous', () => call({ method: 'POST', url: '/auth/email/verify/resend' })],
+    [
+      503,
+      'no mail configured',
+      () => limited.inject({ method: 'POST', url: '/auth/email/verify/resend', headers: { authorization: `Bearer ${state.limitedToken}` } }),
+    ],
+  ]),
+  ...ops('listSessions', [
+    [200, 'own sign-ins', () => call({ method: 'GET', url: '/api/v1/sessions', headers: alice.headers })],
+    [400, 'pageSize 0', () => call({ method: 'GET', url: '/api/v1/sessions?pageSize=0', headers: alice.headers })],
+    [401, 'anonymous', () => call({ method: 'GET', url: '/api/v1/sessions' })],
+  ]),
+  ...ops('deleteSession', [
+    [
+      204,
+      'one of the caller’s',
+      async () => {
+        const { accessToken } = await login(bob.email);
+        const sid = JSON.parse(Buffer.from(accessToken.split('.')[1]!, 'base64url').toString()).sid as string;
+        return call({ method: 'DELETE', url: `/api/v1/sessions/${sid}`, headers: bob.headers });
+      },
+    ],
+    [404, 'not the caller’s', () => call({ method: 'DELETE', url: '/api/v1/sessions/6f1c2b9e-7d4a-4e3b-9a51-0c8d2e7f4a10', headers: bob.headers })],
+    [401, 'anonymous', () => call({ method: 'DELETE', url: '/api/v1/sessions/6f1c2b9e-7d4a-4e3b-9a51-0c8d2e7f4a10' })],
   ]),
   ...ops('listApiKeys', [
     [200, 'own keys', () => call({ method: 'GET', url: '/api/v1/api-keys', headers: bob.headers })],

@@ -40,7 +40,7 @@ export function useScenario<UserName extends string, PostName extends string>(
     posts: {} as Record<PostName, Post>,
     as(name: UserName): Principal {
       const user = scenario.users[name];
-      return { kind: 'user', userId: user.id, role: user.role, via: 'bearer' };
+      return { kind: 'user', userId: user.id, role: user.role, via: 'bearer', recentLogin: true };
     },
   } as Scenario<UserName, PostName>;
   beforeAll(async () => {

@@ -44,9 +44,9 @@ export interface paths {
          * Rotate a refresh token into a fresh token pair
          * @description Exchanges a valid refresh token for a new access token and a new refresh token. The
          *     presented refresh token is invalidated at once (rotation). Presenting an already rotated
-         *     token, at any time after its rotation, is treated as theft: every token of that user is
-         *     revoked (all refresh families, all access tokens by bumping the user's token version, and
-         *     every cookie session).
+         *     token, at any time after its rotation, is treated as theft: every credential of that user is
+         *     revoked (every sign-in with its refresh tokens, cookie and access tokens, and every API
+         *     key).
          *
          *     An invalid, expired, revoked or reused token answers `401` (error envelope plus `error`);
          *     the client must then log in again. A malformed body is `422`. Rate limited to 60 requests
@@ -77,13 +77,145 @@ export interface paths {
         put?: never;
         /**
          * Log out
-         * @description Ends the caller's login. The presented access token is rejected from then on (blocklisted
-         *     by `jti` until it expires); the refresh family of the optional `refreshToken` is revoked;
-         *     the session (if any) is destroyed and the `sid` cookie cleared. With `?all=true` every
-         *     refresh family of the user is revoked and the user's token version is bumped, which logs
-         *     out every device. The body is optional. Without credentials → `401`.
+         * @description Ends the caller's sign-in: its refresh tokens, its cookie (cleared) and every access token
+         *     issued under it stop working, on every instance. The sign-in of the optional `refreshToken`
+         *     ends too, if it is the caller's. With `?all=true` this is a security event: every sign-in
+         *     of the user ends and every API key is revoked (the user's token version is bumped), which
+         *     logs out every device and script. The body is optional. Without credentials → `401`.
          */
         post: operations["logout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change the caller's password
+         * @description Changes the password of the signed-in user, who proves the current one. Needs a sign-in
+         *     (Bearer access token or the `sid` cookie): an API key or a signed request gets `403`.
+         *
+         *     The new password is 8–128 characters, not the account's e-mail, and not among commonly used
+         *     passwords (`422` naming `newPassword`). This is a security event: every other sign-in of
+         *     the user ends, every API key is revoked, and unused reset links stop working. The caller
+         *     stays signed in: the answer is the one of `POST /login` for the same sign-in, renewed (a
+         *     fresh token pair; or, signed in by cookie, a new `sid` cookie). The access token used for
+         *     this request stops working. A wrong current password answers `401` and counts as a failed
+         *     login of the account (see `POST /login`).
+         */
+        post: operations["changePassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/password/forgot": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask for a password reset link
+         * @description Always answers `202` for a well-formed address, whether or not an account has it, and in
+         *     the same time either way: nothing here tells which addresses have accounts. When one does,
+         *     an e-mail with a reset link is sent after the answer: `<PUBLIC_URL>/reset-password#token=…`
+         *     (the token in the fragment, which browsers never send to a server), valid 30 minutes, for
+         *     one use, superseded by a newer request and by any password change. The page at that address
+         *     posts the token to `POST /auth/password/reset`.
+         *
+         *     Rate limited (`429`) to 5 requests per hour per e-mail address and 20 per hour per client
+         *     address. A server without mail configured still answers `202`.
+         */
+        post: operations["forgotPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/password/reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set a new password with a reset token
+         * @description Sets the password of the account a reset link was mailed to. The token works once. A
+         *     token that is unknown, already used, expired, superseded or meant for something else
+         *     answers `400` with code `40002`, the same answer for each. The new password follows the
+         *     rules of `POST /auth/password` (`422` naming `newPassword`, and the token stays usable).
+         *
+         *     A security event without exception: every sign-in and every API key of the account ends.
+         *     The address the link reached counts as verified. Rate limited to 30 attempts per 15 minutes
+         *     per client address (tokens carry 256 random bits).
+         */
+        post: operations["resetPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/email/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm an e-mail address with a verification token
+         * @description Marks the address a verification link was mailed to as verified (`emailVerified`), if the
+         *     account still has that address. Links are sent on sign-up, on a change of e-mail, and on
+         *     request (`POST /auth/email/verify/resend`): `<PUBLIC_URL>/verify-email#token=…`, valid 24
+         *     hours, for one use, superseded by a newer link. An unknown, used, expired or superseded
+         *     token answers `400` with code `40002`. Rate limited to 30 attempts per 15 minutes per
+         *     client address.
+         */
+        post: operations["verifyEmail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/email/verify/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a new verification link to the caller's address
+         * @description Mails a new verification link to the signed-in user's address (earlier links stop working);
+         *     nothing is sent when the address is verified already. `202` either way. Rate limited to 5
+         *     requests per hour per user. A server without mail configured answers `503` with code
+         *     `50301`.
+         */
+        post: operations["resendVerification"];
         delete?: never;
         options?: never;
         head?: never;
@@ -120,7 +252,10 @@ export interface paths {
          * @description Creates an API key for the calling user. The full `key` appears in this answer only; the
          *     server stores just a hash and the `prefix`. Use it as `?api_key=<key>`. Requires a user
          *     principal; a signed request (service principal) gets `403`. A user holds at most 100 keys:
-         *     the 101st is refused with `409` (`40900`) until one is revoked.
+         *     the 101st is refused with `409` (`40900`) until one is revoked. Needs a recent login (at
+         *     most `RECENT_AUTH_MS`, 10 minutes, since the password or OpenID login behind the access
+         *     token or cookie, refreshes not counting): otherwise `403` with code `40301`, also for a
+         *     request made with an API key, so that a key never mints keys.
          */
         post: operations["createApiKey"];
         delete?: never;
@@ -162,6 +297,78 @@ export interface paths {
          *     unless the caller is an ADMIN, who may revoke any key.
          */
         delete: operations["deleteApiKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions": {
+        parameters: {
+            query?: {
+                /**
+                 * @description The API version, the alternative to the path's. Every operation here is also served under the
+                 *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+                 *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+                 *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+                 *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+                 * @example 1
+                 */
+                version?: components["parameters"]["version"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the caller's sign-ins
+         * @description The signed-in user's live sign-ins, newest first: each login (password or OpenID) that
+         *     holds on by a token pair (`tokens`) or by the `sid` cookie (`cookie`), with when it started,
+         *     when it was last used (its last refresh; for a cookie, its last use to within five minutes),
+         *     the client's `User-Agent`, and which one made this request (`current`). API keys are listed
+         *     under `/api/v1/api-keys`. Paged with `page` and `pageSize` (default 20, maximum 100).
+         */
+        get: operations["listSessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sessions/{sessionId}": {
+        parameters: {
+            query?: {
+                /**
+                 * @description The API version, the alternative to the path's. Every operation here is also served under the
+                 *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+                 *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+                 *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+                 *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+                 * @example 1
+                 */
+                version?: components["parameters"]["version"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The id of a sign-in, as `GET /api/v1/sessions` lists it.
+                 * @example 6f1c2b9e-7d4a-4e3b-9a51-0c8d2e7f4a10
+                 */
+                sessionId: components["parameters"]["sessionId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * End one of the caller's sign-ins
+         * @description Ends a sign-in at once, on every instance: its refresh tokens, its cookie and every access
+         *     token issued under it stop working (`401`). Ending the current one is a logout. A sign-in
+         *     that is not the caller's, or no longer exists, answers `404`.
+         */
+        delete: operations["deleteSession"];
         options?: never;
         head?: never;
         patch?: never;
@@ -285,7 +492,8 @@ export interface paths {
         /**
          * Delete several users at once (ADMIN)
          * @description Deletes the users in `ids` (with their posts, comments and orders). Ids that do not exist
-         *     are not errors; `deleted` counts the users actually deleted. Without `ids` → `400`.
+         *     are not errors; `deleted` counts the users actually deleted. Without `ids` → `400`. A set
+         *     that holds every ADMIN → `409` (code `40902`), nothing deleted.
          */
         delete: operations["bulkDeleteUsers"];
         options?: never;
@@ -364,15 +572,20 @@ export interface paths {
          * Replace a user (self or ADMIN)
          * @description Full replacement, idempotent. `name` and `email` are required; an omitted `age` becomes
          *     `null`. `role` may be sent only by an ADMIN (from anyone else → `403`); when omitted the
-         *     role is kept. The password is not part of the representation and is not changed. Another
-         *     user's email → `409`.
+         *     role is kept. The password is not part of the representation and is not changed (see
+         *     `POST /auth/password`). Another user's email → `409`.
+         *     A change of one's own e-mail needs a recent login (`403` with code `40301` otherwise, see
+         *     `POST /api/v1/api-keys`); any change of e-mail marks the address unverified, mails a
+         *     verification link to the new address and a notice to the old one. Demoting the last ADMIN
+         *     → `409` with code `40902`.
          */
         put: operations["replaceUser"];
         post?: never;
         /**
          * Delete a user (ADMIN)
          * @description Deletes the user with their posts, comments, orders, tokens and keys. Idempotent: `204`
-         *     also when the user does not exist (any more).
+         *     also when the user does not exist (any more). The last ADMIN cannot be deleted (`409`,
+         *     code `40902`).
          */
         delete: operations["deleteUser"];
         options?: never;
@@ -382,6 +595,10 @@ export interface paths {
          * @description Partial update: only the fields sent change (`"age": null` clears the age). At least one
          *     field. `role` may be sent only by an ADMIN (from anyone else → `403`). Another user's
          *     email → `409`.
+         *     A change of one's own e-mail needs a recent login (`403` with code `40301` otherwise, see
+         *     `POST /api/v1/api-keys`); any change of e-mail marks the address unverified, mails a
+         *     verification link to the new address and a notice to the old one. Demoting the last ADMIN
+         *     → `409` with code `40902`.
          */
         patch: operations["updateUser"];
         trace?: never;
@@ -1033,6 +1250,43 @@ export interface components {
             /** @description A label to recognise the key. */
             name: string;
         };
+        ChangePasswordInput: {
+            currentPassword: string;
+            newPassword: components["schemas"]["Password"];
+        };
+        ForgotPasswordInput: {
+            email: components["schemas"]["Email"];
+        };
+        ResetPasswordInput: {
+            token: components["schemas"]["AccountToken"];
+            newPassword: components["schemas"]["Password"];
+        };
+        VerifyEmailInput: {
+            token: components["schemas"]["AccountToken"];
+        };
+        /** @description The token of a reset or verification link (what follows `#token=`). */
+        AccountToken: string;
+        Accepted: {
+            /** @enum {boolean} */
+            success: true;
+        };
+        /** @description One sign-in of the caller (a login and what it holds on by). */
+        SignIn: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * @description `tokens`: a refresh-token pair; `cookie`: the `sid` session cookie.
+             * @enum {string}
+             */
+            kind: "tokens" | "cookie";
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            lastUsedAt: string;
+            userAgent: string | null;
+            /** @description Whether this request was made with this sign-in. */
+            current: boolean;
+        };
         /** @description A fresh token pair (answer of `POST /auth/refresh`). */
         TokenPair: {
             /** @description HS256 JWT, valid 15 minutes. */
@@ -1175,6 +1429,23 @@ export interface components {
                 items: components["schemas"]["ApiKey"][];
                 /** Format: int32 */
                 total: number;
+            };
+        };
+        SignInPageEnvelope: {
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
+            code: 0;
+            message: string;
+            data: {
+                items: components["schemas"]["SignIn"][];
+                /** Format: int32 */
+                total: number;
+                /** Format: int32 */
+                page: number;
+                /** Format: int32 */
+                pageSize: number;
             };
         };
         BatchCreateUsersEnvelope: {
@@ -1430,6 +1701,31 @@ export interface components {
                 [name: string]: unknown;
             };
             content?: never;
+        };
+        /** @description Accepted; any mail it sends leaves after this answer. */
+        Accepted: {
+            headers: {
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "success": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["Accepted"];
+                /**
+                 * @example {
+                 *       "success": true
+                 *     }
+                 */
+                "application/vnd.api.v1+json": components["schemas"]["Accepted"];
+            };
         };
         /**
          * @description Logged in. A token pair by default; `{"success": true}` plus the `sid` cookie in session
@@ -2357,6 +2653,11 @@ export interface components {
          */
         orderId: number;
         /**
+         * @description The id of a sign-in, as `GET /api/v1/sessions` lists it.
+         * @example 6f1c2b9e-7d4a-4e3b-9a51-0c8d2e7f4a10
+         */
+        sessionId: string;
+        /**
          * @description OpenID Connect provider: `<NAME>` of `OAUTH_<NAME>_ISSUER` in lower case.
          * @example google
          */
@@ -2601,7 +2902,7 @@ export interface operations {
     logout: {
         parameters: {
             query?: {
-                /** @description `true` logs out every device of the user (revokes all refresh tokens and bumps the token version). */
+                /** @description `true` logs out every device of the user: every sign-in ends and every API key is revoked. */
                 all?: boolean;
             };
             header?: never;
@@ -2637,6 +2938,149 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    changePassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "currentPassword": "correct-horse-battery",
+                 *       "newPassword": "a new and longer passphrase"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ChangePasswordInput"];
+            };
+        };
+        responses: {
+            200: components["responses"]["LoginSucceeded"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    forgotPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ForgotPasswordInput"];
+            };
+        };
+        responses: {
+            202: components["responses"]["Accepted"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    resetPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "token": "3q2-7wQy9xZbVtK1mA8sJdLfHgPoRuEiWnCbXzYvTqM",
+                 *       "newPassword": "a new and longer passphrase"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ResetPasswordInput"];
+            };
+        };
+        responses: {
+            204: components["responses"]["NoContent"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    verifyEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "token": "3q2-7wQy9xZbVtK1mA8sJdLfHgPoRuEiWnCbXzYvTqM"
+                 *     }
+                 */
+                "application/json": components["schemas"]["VerifyEmailInput"];
+            };
+        };
+        responses: {
+            204: components["responses"]["NoContent"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    resendVerification: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            202: components["responses"]["Accepted"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
@@ -2843,6 +3287,150 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listSessions: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The API version, the alternative to the path's. Every operation here is also served under the
+                 *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+                 *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+                 *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+                 *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+                 * @example 1
+                 */
+                version?: components["parameters"]["version"];
+                /** @description Page number, from 1 (page paging; default 1), a 32-bit integer as GraphQL's `Int`; a page past the end is empty. */
+                page?: components["parameters"]["page"];
+                /** @description Items per page for page paging (default 20, maximum 100). */
+                pageSize?: components["parameters"]["pageSize"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the caller's sign-ins. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 0,
+                     *       "message": "ok",
+                     *       "data": {
+                     *         "items": [
+                     *           {
+                     *             "id": "6f1c2b9e-7d4a-4e3b-9a51-0c8d2e7f4a10",
+                     *             "kind": "tokens",
+                     *             "createdAt": "2025-02-01T12:00:00.000Z",
+                     *             "lastUsedAt": "2025-02-01T12:15:00.000Z",
+                     *             "userAgent": "Mozilla/5.0 (X11; Linux x86_64) Firefox/133.0",
+                     *             "current": true
+                     *           },
+                     *           {
+                     *             "id": "0b7e5d3c-2a1f-4c6e-8d9b-3f4a5e6c7d80",
+                     *             "kind": "cookie",
+                     *             "createdAt": "2025-01-30T08:00:00.000Z",
+                     *             "lastUsedAt": "2025-01-30T09:00:00.000Z",
+                     *             "userAgent": null,
+                     *             "current": false
+                     *           }
+                     *         ],
+                     *         "total": 2,
+                     *         "page": 1,
+                     *         "pageSize": 20
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SignInPageEnvelope"];
+                    /**
+                     * @example {
+                     *       "code": 0,
+                     *       "message": "ok",
+                     *       "data": {
+                     *         "items": [
+                     *           {
+                     *             "id": "6f1c2b9e-7d4a-4e3b-9a51-0c8d2e7f4a10",
+                     *             "kind": "tokens",
+                     *             "createdAt": "2025-02-01T12:00:00.000Z",
+                     *             "lastUsedAt": "2025-02-01T12:15:00.000Z",
+                     *             "userAgent": "Mozilla/5.0 (X11; Linux x86_64) Firefox/133.0",
+                     *             "current": true
+                     *           },
+                     *           {
+                     *             "id": "0b7e5d3c-2a1f-4c6e-8d9b-3f4a5e6c7d80",
+                     *             "kind": "cookie",
+                     *             "createdAt": "2025-01-30T08:00:00.000Z",
+                     *             "lastUsedAt": "2025-01-30T09:00:00.000Z",
+                     *             "userAgent": null,
+                     *             "current": false
+                     *           }
+                     *         ],
+                     *         "total": 2,
+                     *         "page": 1,
+                     *         "pageSize": 20
+                     *       }
+                     *     }
+                     */
+                    "application/vnd.api.v1+json": components["schemas"]["SignInPageEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteSession: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The API version, the alternative to the path's. Every operation here is also served under the
+                 *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+                 *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+                 *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+                 *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+                 * @example 1
+                 */
+                version?: components["parameters"]["version"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The id of a sign-in, as `GET /api/v1/sessions` lists it.
+                 * @example 6f1c2b9e-7d4a-4e3b-9a51-0c8d2e7f4a10
+                 */
+                sessionId: components["parameters"]["sessionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["NoContent"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
             414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
@@ -3126,6 +3714,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
@@ -3516,6 +4105,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
+            409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
             414: components["responses"]["UriTooLong"];
             428: components["responses"]["PreconditionRequired"];

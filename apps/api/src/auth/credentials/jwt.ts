@@ -20,6 +20,10 @@ export interface AccessClaims {
   type: 'access';
   /** The user's tokenVersion when issued; a bump revokes every access token. */
   ver: number;
+  /** The sign-in it was issued under (credentials/sign-ins.ts): ending that sign-in rejects the token at once. */
+  sid: string;
+  /** When the login that started the sign-in happened (seconds, OIDC's claim name), kept across refreshes. */
+  auth_time: number;
   jti: string;
   iat: number;
   exp: number;
@@ -64,10 +68,10 @@ export class TokenCodec {
     return this.clock === systemClock ? undefined : { clockTimestamp: this.clock.now() };
   }
 
-  signAccess(userId: number, tokenVersion: number): SignedToken {
+  signAccess(userId: number, tokenVersion: number, signIn: { id: string; authTime: number }): SignedToken {
     const jti = randomUUID();
     const token = this.app.jwt.access.sign(
-      { userId, type: 'access', ver: tokenVersion, jti },
+      { userId, type: 'access', ver: tokenVersion, sid: signIn.id, auth_time: Math.floor(signIn.authTime / 1000), jti },
       // A string: @fastify/jwt reads a numeric expiresIn as seconds, fast-jwt as milliseconds.
       { expiresIn: `${ACCESS_TTL_SECONDS}s`, ...this.timing() },
     );
@@ -83,6 +87,8 @@ export class TokenCodec {
   verifyAccess(token: string): AccessClaims {
     const claims = this.verify(() => this.app.jwt.access.verify<AccessClaims>(token, this.timing() ?? {}), 'access token');
     if (claims.type !== 'access') throw invalid('Not an access token');
+    // A token of before sign-ins (no `sid`) cannot be checked against one: its client refreshes, as after any expiry.
+    if (typeof claims.sid !== 'string' || !Number.isSafeInteger(claims.auth_time)) throw invalid('Invalid access token');
     return claims;
   }
 

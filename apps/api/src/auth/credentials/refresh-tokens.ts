@@ -1,11 +1,10 @@
 // Refresh-token rotation: one-time tokens in families, stored as hashes; reuse of a spent token revokes the user.
-import type { PrismaClient } from '@users-posts/db';
-import { randomUUID } from 'node:crypto';
+import { Prisma, type PrismaClient } from '@users-posts/db';
 import { AppError } from '../../errors/app-error.js';
 import type { Clock } from '../clock.js';
 import { sha256 } from '../hashing.js';
 import type { TokenCodec } from './jwt.js';
-import type { SessionService } from './sessions.js';
+import type { SignIn, SignInService } from './sign-ins.js';
 
 export interface TokenPair {
   accessToken: string;
@@ -19,34 +18,42 @@ export interface RefreshReusePolicy {
    * presentation is reuse.
    */
   graceMs: number;
-  /** Told after a reuse revoked the user (open WebSockets re-verify). */
-  onRevoked?: (userId: number) => void;
+  /** The security event of a reuse (SPEC §3.2): every credential of the user revoked (security-events.ts). */
+  onReuse: (userId: number) => Promise<void>;
 }
+
+const isForeignKeyViolation = (error: unknown) => error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2003';
 
 export class RefreshTokenService {
   constructor(
     private readonly prisma: PrismaClient,
     private readonly codec: TokenCodec,
     private readonly clock: Clock,
-    private readonly sessions: SessionService,
-    private readonly policy: RefreshReusePolicy = { graceMs: 0 },
+    private readonly signIns: SignInService,
+    private readonly policy: RefreshReusePolicy,
   ) {}
 
-  /** A fresh access + refresh pair for a login, starting a new family. */
-  async issue(userId: number, tokenVersion: number, familyId: string = randomUUID()): Promise<TokenPair> {
-    const access = this.codec.signAccess(userId, tokenVersion);
-    const refresh = this.codec.signRefresh(userId);
-    await this.prisma.refreshToken.create({
-      data: { id: refresh.jti, familyId, userId, tokenHash: sha256(refresh.token), expiresAt: new Date(refresh.expiresAt) },
-    });
+  /** A fresh access + refresh pair under a token sign-in (its first at login, the next at each refresh). */
+  async issue(user: { id: number; tokenVersion: number }, signIn: Pick<SignIn, 'id' | 'authTime'>): Promise<TokenPair> {
+    const access = this.codec.signAccess(user.id, user.tokenVersion, signIn);
+    const refresh = this.codec.signRefresh(user.id);
+    try {
+      await this.prisma.refreshToken.create({
+        data: { id: refresh.jti, familyId: signIn.id, userId: user.id, tokenHash: sha256(refresh.token), expiresAt: new Date(refresh.expiresAt) },
+      });
+    } catch (error) {
+      // The sign-in was ended (a logout, a security event) while this pair was being made: nothing to hand out.
+      if (isForeignKeyViolation(error)) throw new AppError('UNAUTHENTICATED', 'This sign-in was ended; log in again');
+      throw error;
+    }
     return { accessToken: access.token, refreshToken: refresh.token };
   }
 
   /**
    * Spends `token` and returns its successor pair. The spend is one conditional UPDATE, so of N concurrent
    * presentations exactly one wins. A spent token presented again is reuse (a thief or the owner replays what the
-   * other already rotated): every family of the user is revoked, tokenVersion bumped (outstanding access tokens die)
-   * and every cookie session ended. Only with an opted-in grace window does a presentation within it answer 409.
+   * other already rotated): a security event, every credential of the user revoked. Only with an opted-in grace window
+   * does a presentation within it answer 409.
    */
   async rotate(token: string): Promise<TokenPair> {
     const claims = this.codec.verifyRefresh(token);
@@ -62,9 +69,10 @@ export class RefreshTokenService {
       data: { usedAt: now },
     });
     if (spent.count === 1) {
-      const user = await this.prisma.user.findUnique({ where: { id: stored.userId }, select: { tokenVersion: true } });
-      if (!user) throw new AppError('UNAUTHENTICATED', 'Unknown user');
-      return this.issue(stored.userId, user.tokenVersion, stored.familyId);
+      const signIn = await this.signIns.renewTokens(stored.familyId);
+      const user = await this.prisma.user.findUnique({ where: { id: stored.userId }, select: { id: true, tokenVersion: true } });
+      if (!signIn || !user) throw new AppError('UNAUTHENTICATED', 'This sign-in was ended; log in again');
+      return this.issue(user, signIn);
     }
 
     const current = await this.prisma.refreshToken.findUnique({ where: { id: stored.id } });
@@ -73,28 +81,21 @@ export class RefreshTokenService {
     if (graceMs > 0 && current && !current.revokedAt && usedAt !== undefined && now.getTime() - usedAt <= graceMs) {
       throw new AppError('CONFLICT', 'This refresh token was just rotated by a concurrent request; use the newest token pair');
     }
-    await this.revokeUser(stored.userId);
-    await this.sessions.destroyAllOf(stored.userId);
-    this.policy.onRevoked?.(stored.userId);
-    throw new AppError('UNAUTHENTICATED', 'Refresh token reuse detected: every session of this user was revoked');
+    if (current) await this.policy.onReuse(stored.userId); // not when the sign-in was ended meanwhile (its tokens went with it)
+    throw new AppError('UNAUTHENTICATED', 'Refresh token reuse detected: every sign-in and API key of this user was revoked');
   }
 
-  /** Revokes one family (logout on one device). */
-  async revokeFamilyOf(token: string, userId: number): Promise<void> {
-    const stored = await this.prisma.refreshToken.findUnique({ where: { tokenHash: sha256(token) } });
-    if (!stored || stored.userId !== userId) return;
+  /** The sign-in a refresh token of `userId` belongs to, or null (logout ends it by the token the client holds). */
+  async signInOf(token: string, userId: number): Promise<string | null> {
+    const stored = await this.prisma.refreshToken.findUnique({ where: { tokenHash: sha256(token) }, select: { userId: true, familyId: true } });
+    return stored && stored.userId === userId ? stored.familyId : null;
+  }
+
+  /** Revokes the unspent refresh tokens of one sign-in, which goes on with a pair issued next (a password change). */
+  async revokeOutstanding(signInId: string): Promise<void> {
     await this.prisma.refreshToken.updateMany({
-      where: { familyId: stored.familyId, revokedAt: null },
+      where: { familyId: signInId, revokedAt: null, usedAt: null },
       data: { revokedAt: new Date(this.clock.now()) },
     });
-  }
-
-  /** Revokes every family of the user and bumps tokenVersion, so every access token is rejected too. */
-  async revokeUser(userId: number): Promise<void> {
-    const now = new Date(this.clock.now());
-    await this.prisma.$transaction([
-      this.prisma.refreshToken.updateMany({ where: { userId, revokedAt: null }, data: { revokedAt: now } }),
-      this.prisma.user.update({ where: { id: userId }, data: { tokenVersion: { increment: 1 } } }),
-    ]);
   }
 }

@@ -1,7 +1,7 @@
 // /api/v1/api-keys: create (the key shown once), list and revoke the caller's API keys.
 import type { components, OperationHandlers } from '@users-posts/contracts';
 import type { ApiKey } from '@users-posts/db';
-import { requireUser } from '../../auth/principal.js';
+import { requireRecentLogin, requireUser } from '../../auth/principal.js';
 import type { RestContext } from '../context.js';
 import { ok } from '../envelope.js';
 
@@ -15,6 +15,7 @@ const apiKeyResource = (key: ApiKey): components['schemas']['ApiKey'] => ({
 export const apiKeysHandlers = {
   createApiKey: async ({ body }, { request }) => {
     const caller = requireUser(request.principal);
+    requireRecentLogin(caller); // a key outlives its maker's sign-in: only a fresh login mints one (SPEC §3.2)
     const { record, key } = await request.server.identity.apiKeys.create(caller.userId, body.name);
     return {
       status: 201,

@@ -1,18 +1,25 @@
-// POST /login, /auth/refresh, /logout: password login, refresh-token rotation, and revocation.
+// POST /login, /auth/refresh, /logout: password login, refresh-token rotation, and ending sign-ins.
 import type { OperationHandlers } from '@users-posts/contracts';
-import { clearSessionCookie, completeLogin } from '../../auth/login.js';
 import { ACCESS_TTL_SECONDS } from '../../auth/credentials/jwt.js';
+import { clearSessionCookie, completeLogin } from '../../auth/login.js';
 import { requireUser } from '../../auth/principal.js';
+import { AppError } from '../../errors/app-error.js';
 import type { RestContext } from '../context.js';
 
-const LOGIN_FAILED = 'Invalid email or password';
+const LOGIN_FAILED = { success: false, error: 'Invalid email or password' } as const;
 
 export const authHandlers = {
   login: async ({ body }, { request, reply }) => {
-    const user = await request.server.identity.passwords.verify(body.email, body.password);
-    if (!user) return { status: 401, body: { success: false, error: LOGIN_FAILED } };
-    const result = await completeLogin(request.server.identity, reply, user, { session: body.session === true });
-    return { status: 200, body: result };
+    const { identity } = request.server;
+    const user = await identity.passwords.verify(body.email, body.password);
+    if (!user) return { status: 401, body: LOGIN_FAILED };
+    try {
+      return { status: 200, body: await completeLogin(identity, request, reply, user, { session: body.session === true }) };
+    } catch (error) {
+      // The password changed between its check and the sign-in (a reset racing this login): the password was wrong.
+      if (error instanceof AppError && error.kind.status === 401) return { status: 401, body: LOGIN_FAILED };
+      throw error;
+    }
   },
 
   refreshTokens: async ({ body }, { request }) => {
@@ -24,13 +31,13 @@ export const authHandlers = {
     const caller = requireUser(request.principal);
     const { identity } = request.server;
     if (caller.token) await identity.stores.revocations.revoke(caller.token.jti, caller.token.exp * 1000);
-    if (body?.refreshToken) await identity.refreshTokens.revokeFamilyOf(body.refreshToken, caller.userId);
-    if (caller.sessionId) await identity.sessions.destroy(caller.sessionId);
-    if (query.all) {
-      await identity.refreshTokens.revokeUser(caller.userId);
-      await identity.sessions.destroyAllOf(caller.userId);
-    }
-    identity.revoked(caller.userId); // open WebSockets of this user re-verify now
+    // The caller's sign-in (its refresh tokens, its cookie, every access token issued under it) ends; so does the one
+    // of a refresh token the client names, if it is the caller's.
+    const signInOfToken = body?.refreshToken ? await identity.refreshTokens.signInOf(body.refreshToken, caller.userId) : null;
+    for (const id of new Set([caller.signInId, signInOfToken])) if (id) await identity.signIns.end(id, caller.userId);
+    // Everywhere: a security event (SPEC §3.2), every credential of the user, API keys included.
+    if (query.all) await identity.securityEvents.revokeCredentials(caller.userId);
+    else identity.revoked(caller.userId); // open WebSockets of this user re-verify now
     clearSessionCookie(reply);
     return { status: 204, body: undefined };
   },

@@ -55,7 +55,7 @@ export const oauthHandlers = {
     const rawQuery = queryStart < 0 ? '' : request.url.slice(queryStart + 1);
     const profile = await exchangeCode(provider, rawQuery, transaction);
     const user = await identity.userFromOAuth(provider.config.name, profile, transaction.linkUserId);
-    const body = await completeLogin(identity, reply, user, { session: transaction.session });
+    const body = await completeLogin(identity, request, reply, user, { session: transaction.session });
     return { status: 200, body, headers: NO_STORE };
   },
 } satisfies OperationHandlers<RestContext>;

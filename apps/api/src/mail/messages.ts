@@ -1,0 +1,41 @@
+// The account lifecycle's mail (SPEC §3.2), each with a plain-text and an HTML body. Links carry their token in the
+// fragment (`#token=`): a fragment is never sent to a server, so the token stays out of access logs and Referer headers;
+// the page at PUBLIC_URL reads it and posts it to the API.
+import escapeHtml from 'escape-html';
+import type { MailMessage } from './mailer.js';
+
+/** A link to the front end's `page` carrying `token`. */
+export const tokenLink = (publicUrl: string, page: 'reset-password' | 'verify-email', token: string) => `${publicUrl}/${page}#token=${token}`;
+
+function message(to: string, subject: string, paragraphs: string[], link?: { href: string; label: string }): MailMessage {
+  const text = [...paragraphs, ...(link ? [`${link.label}: ${link.href}`] : [])].join('\n\n');
+  const body = paragraphs.map((paragraph) => `<p>${escapeHtml(paragraph)}</p>`);
+  if (link) body.push(`<p><a href="${escapeHtml(link.href)}">${escapeHtml(link.label)}</a></p>`);
+  const html = `<!doctype html>\n<html><body>\n${body.join('\n')}\n</body></html>\n`;
+  return { to, subject, text: `${text}\n`, html };
+}
+
+export const passwordResetMessage = (to: string, link: string): MailMessage =>
+  message(
+    to,
+    'Reset your password',
+    [
+      'Someone asked to reset the password of the account with this e-mail address.',
+      'The link below is valid for 30 minutes and works once. If it was not you, ignore this message: your password stays as it is.',
+    ],
+    { href: link, label: 'Choose a new password' },
+  );
+
+export const verificationMessage = (to: string, link: string): MailMessage =>
+  message(
+    to,
+    'Confirm your e-mail address',
+    ['Please confirm that this address belongs to your account.', 'The link below is valid for 24 hours and works once.'],
+    { href: link, label: 'Confirm this address' },
+  );
+
+export const emailChangedNotice = (to: string): MailMessage =>
+  message(to, 'The e-mail address of your account was changed', [
+    'The e-mail address of the account that used this address was just changed, and this address no longer signs in to it.',
+    'If you did not make this change, contact the administrator of this service at once.',
+  ]);
