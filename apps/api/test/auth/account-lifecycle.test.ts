@@ -4,6 +4,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { ManualClock } from '../../src/auth/clock.js';
 import { bearer, createAuthTestApp, createUser, login, type TestUser } from '../support/auth.js';
 import { SmtpSink, tokenIn } from '../support/smtp.js';
@@ -117,7 +120,7 @@ describe('sign-up and e-mail verification', () => {
       variables: { input: { name: 'Gee', email, password: 'a fine passphrase' } },
     });
     expect(response.json()).toMatchObject({ data: { createUser: { email, emailVerified: false } } });
-    expect(tokenIn(await mail)).toMatch(/^[A-Za-z0-9_-]{43}$/); // 256 random bits
+    expect(tokenIn(await mail)).toMatch(/^[A-Za-z0-9_-]{22}$/); // 128 random bits
   });
 
   it('resend: a new link, the earlier one superseded; nothing for a verified address', async () => {
@@ -148,7 +151,7 @@ describe('sign-up and e-mail verification', () => {
     const token = tokenIn(await mail);
     clock.advance(24 * 60 * MINUTE + 1);
     expectInvalidToken(await post('/auth/email/verify', { token }));
-    expectInvalidToken(await post('/auth/email/verify', { token: 'A'.repeat(43) }));
+    expectInvalidToken(await post('/auth/email/verify', { token: 'A'.repeat(22) }));
   });
 });
 
@@ -466,5 +469,122 @@ describe('the last ADMIN', () => {
     });
     expect(demoted.statusCode).toBe(200);
     expect(await app.db.prisma.user.findUniqueOrThrow({ where: { id: second.id } })).toMatchObject({ role: 'ADMIN' });
+  });
+});
+
+/** The server's log lines, parsed, with a wait for the first line that matches (an event, not a timer). */
+class LogLines {
+  readonly lines: Record<string, unknown>[] = [];
+  private readonly waiters = new Set<() => void>();
+  readonly destination = {
+    write: (line: string) => {
+      this.lines.push(JSON.parse(line) as Record<string, unknown>);
+      for (const wake of this.waiters) wake();
+    },
+  };
+
+  async first(message: string): Promise<Record<string, unknown>> {
+    for (;;) {
+      const found = this.lines.find((line) => line.msg === message);
+      if (found) return found;
+      await new Promise<void>((resolve) => {
+        const wake = () => (this.waiters.delete(wake), resolve());
+        this.waiters.add(wake);
+      });
+    }
+  }
+}
+
+describe('SMTP down', () => {
+  it('a sign-up still creates the account; the refused mail is retried and arrives once the server takes it', async () => {
+    const logs = new LogLines();
+    const flaky = await SmtpSink.start();
+    const server = await createAuthTestApp({
+      logDestination: logs.destination,
+      config: {
+        logLevel: 'info',
+        mail: { smtpUrl: flaky.url, from: 'no-reply@users-posts.test', publicUrl: 'https://app.test', retryDelaysMs: [1, 1, 1] },
+      },
+    });
+    try {
+      flaky.refuseNext = 2;
+      const email = uniqueEmail('patient');
+      const mail = flaky.next(email);
+      const created = await server.inject({
+        method: 'POST',
+        url: '/api/v1/users',
+        payload: { name: 'Patient', email, password: 'a fine passphrase' },
+      });
+      expect(created.statusCode).toBe(201);
+      const token = tokenIn(await mail);
+      expect(logs.lines.filter((line) => line.msg === 'mail delivery failed; retrying')).toHaveLength(2);
+      expect(await logs.first('mail sent')).toMatchObject({ mail: 'email_verification', attempts: 3 });
+      expect(JSON.stringify(logs.lines)).not.toContain(token);
+    } finally {
+      await server.close();
+      await flaky.close();
+    }
+  });
+
+  it('an SMTP server that cannot be reached: forgot still answers 202, and the log says the mail was not delivered', async () => {
+    const logs = new LogLines();
+    const gone = await SmtpSink.start();
+    const url = gone.url;
+    await gone.close();
+    const server = await createAuthTestApp({
+      logDestination: logs.destination,
+      config: { logLevel: 'info', mail: { smtpUrl: url, from: 'no-reply@users-posts.test', publicUrl: 'https://app.test', retryDelaysMs: [1] } },
+    });
+    try {
+      const user = await createUser(server, { email: uniqueEmail('unreachable') });
+      expect((await server.inject({ method: 'POST', url: '/auth/password/forgot', payload: { email: user.email } })).statusCode).toBe(202);
+      const failure = await logs.first('mail not delivered: the SMTP server failed every attempt');
+      expect(failure).toMatchObject({ level: 50, mail: 'password_reset', attempts: 2 });
+      // nothing else was lost: the account still logs in with its password
+      expect((await login(server, { email: user.email, password: user.password })).statusCode).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('without SMTP_URL in development: each message is an .eml file in the outbox, its path logged, no token in the log', async () => {
+    const logs = new LogLines();
+    const outboxDir = mkdtempSync(path.join(os.tmpdir(), 'outbox-'));
+    const server = await createAuthTestApp({
+      logDestination: logs.destination,
+      config: { logLevel: 'info', mail: { smtpUrl: undefined, outboxDir, from: 'no-reply@users-posts.test', publicUrl: 'http://localhost:4000' } },
+    });
+    try {
+      const user = await createUser(server, { email: uniqueEmail('outboxed') });
+      expect((await server.inject({ method: 'POST', url: '/auth/password/forgot', payload: { email: user.email } })).statusCode).toBe(202);
+      const written = await logs.first('mail written to the outbox (no SMTP_URL)');
+      const file = written.file as string;
+      expect(path.dirname(file)).toBe(outboxDir);
+      // What the README's tour does: grep the token out of the raw message (sent 7bit, so never cut across lines)
+      const eml = readFileSync(file, 'utf8');
+      expect(eml).toContain(`To: ${user.email}`);
+      expect(eml).not.toMatch(/quoted-printable|base64/i);
+      const token = /token=([A-Za-z0-9_-]+)/.exec(eml)![1]!;
+      expect(JSON.stringify(logs.lines)).not.toContain(token);
+      expect((await server.inject({ method: 'POST', url: '/auth/password/reset', payload: { token, newPassword: NEW_PASSWORD } })).statusCode).toBe(
+        204,
+      );
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('without mail configured (production without SMTP_URL): resend answers 503 50301, forgot still 202', async () => {
+    const server = await createAuthTestApp();
+    try {
+      const user = await createUser(server, { email: uniqueEmail('unmailed') });
+      const token = (await login(server, { email: user.email, password: user.password })).json().accessToken as string;
+      const resend = await server.inject({ method: 'POST', url: '/auth/email/verify/resend', headers: bearer(token) });
+      expect(resend.statusCode).toBe(503);
+      expect(resend.json()).toMatchObject({ code: 50301 });
+      expect((await server.inject({ method: 'POST', url: '/auth/password/forgot', payload: { email: user.email } })).statusCode).toBe(202);
+    } finally {
+      await server.close();
+    }
   });
 });

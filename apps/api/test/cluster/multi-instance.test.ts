@@ -126,6 +126,39 @@ describeWithServers('two instances sharing PostgreSQL and Redis', () => {
     }
   }, 60_000);
 
+  it('a sign-in ended on A stops its access token on B at once; the other sign-in of the user goes on', async () => {
+    const user = await signUp(a, 'Two devices');
+    const other = await call(b, 'POST', '/login', { body: { email: user.email, password: PASSWORD } });
+    expect(other.status).toBe(200);
+    const listed = await call(a, 'GET', '/api/v1/sessions', { token: user.accessToken });
+    const current = (listed.body.data.items as { id: string; current: boolean }[]).find((item) => item.current)!;
+
+    expect((await call(a, 'DELETE', `/api/v1/sessions/${current.id}`, { token: other.body.accessToken })).status).toBe(204);
+    for (const base of [b, a]) {
+      expect((await call(base, 'GET', `/api/v1/users/${user.id}/orders`, { token: user.accessToken })).status).toBe(401);
+      expect((await call(base, 'GET', `/api/v1/users/${user.id}/orders`, { token: other.body.accessToken })).status).toBe(200);
+    }
+    expect((await call(b, 'POST', '/auth/refresh', { body: { refreshToken: user.refreshToken } })).status).toBe(401);
+  }, 60_000);
+
+  it('a password change on A revokes, on B, the other sign-ins and the API keys; the renewed pair works on B', async () => {
+    const user = await signUp(a, 'Rotator');
+    const key = await call(a, 'POST', '/api/v1/api-keys', { token: user.accessToken, body: { name: 'script' } });
+    expect(key.status).toBe(201);
+    const other = await call(b, 'POST', '/login', { body: { email: user.email, password: PASSWORD } });
+
+    const changed = await call(a, 'POST', '/auth/password', {
+      token: user.accessToken,
+      body: { currentPassword: PASSWORD, newPassword: 'a new cluster passphrase' },
+    });
+    expect(changed.status).toBe(200);
+    expect((await call(b, 'GET', `/api/v1/api-keys?api_key=${key.body.data.key}`)).status).toBe(401);
+    expect((await call(b, 'GET', '/api/v1/api-keys', { token: other.body.accessToken })).status).toBe(401);
+    expect((await call(b, 'POST', '/auth/refresh', { body: { refreshToken: other.body.refreshToken } })).status).toBe(401);
+    expect((await call(b, 'GET', '/api/v1/api-keys', { token: user.accessToken })).status).toBe(401);
+    expect((await call(b, 'GET', '/api/v1/api-keys', { token: changed.body.accessToken })).status).toBe(200);
+  }, 60_000);
+
   it('an Idempotency-Key holds across instances: a retry on B of a write made on A is replayed; a storm on both writes once', async () => {
     const author = await signUp(a, 'Keyed');
     const write = (base: string, key: string, title: string) =>

@@ -3,6 +3,7 @@ import { expect } from '@jest/globals';
 import type { Role } from '@users-posts/db';
 import { createTestDatabase } from '@users-posts/db/testing';
 import type { FastifyInstance } from 'fastify';
+import type { DestinationStream } from 'pino';
 import { randomUUID } from 'node:crypto';
 import { buildApp } from '../../src/app.js';
 import type { Clock } from '../../src/auth/clock.js';
@@ -13,8 +14,14 @@ import { testConfig, type TestConfigOverrides } from './config.js';
 export const PASSWORD = 'correct horse battery staple';
 
 /** The real app on an isolated test database, with an optional hand-moved clock. */
-export async function createAuthTestApp(options: { clock?: Clock; config?: TestConfigOverrides } = {}): Promise<FastifyInstance> {
-  return buildApp(testConfig(options.config), { database: await createTestDatabase(), ...(options.clock ? { clock: options.clock } : {}) });
+export async function createAuthTestApp(
+  options: { clock?: Clock; config?: TestConfigOverrides; logDestination?: DestinationStream } = {},
+): Promise<FastifyInstance> {
+  return buildApp(testConfig(options.config), {
+    database: await createTestDatabase(),
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.logDestination ? { logDestination: options.logDestination } : {}),
+  });
 }
 
 export interface TestUser {

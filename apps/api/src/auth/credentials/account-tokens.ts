@@ -1,5 +1,6 @@
-// Tokens mailed for a password reset or an e-mail verification (SPEC §3.2): 256 random bits, stored as SHA-256 only,
-// single use, expiring, and superseded by a newer token of the same purpose.
+// Tokens mailed for a password reset or an e-mail verification (SPEC §3.2): 128 random bits (22 characters, short
+// enough for a link that fits one line of mail), stored as SHA-256 only, single use, expiring, and superseded by a
+// newer token of the same purpose. Guessing one is hopeless, and rate limited besides (rest/route-options.ts).
 import type { AccountTokenPurpose, PrismaClient } from '@users-posts/db';
 import type { Clock } from '../clock.js';
 import { randomSecret, sha256 } from '../hashing.js';
@@ -24,7 +25,7 @@ export class AccountTokenService {
 
   /** A new token for `userId`, mailed to `email`; every earlier token of the same purpose stops working. */
   async issue(userId: number, purpose: AccountTokenPurpose, email: string): Promise<string> {
-    const token = randomSecret(32);
+    const token = randomSecret(16);
     const expiresAt = new Date(this.clock.now() + TTL_MS[purpose]);
     await this.prisma.$transaction([
       this.prisma.accountToken.deleteMany({ where: { userId, purpose } }),
