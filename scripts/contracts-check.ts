@@ -60,6 +60,17 @@ await run('every contract field is a Prisma field, or resolved or stored by the 
 
 await run('every example of openapi.yaml validates against its schema', () => checkExamples(repoRoot));
 
+await run('prisma/migrations build prisma/schema.prisma (no model change without its migration)', async () => {
+  const { pendingMigrationSql } = await import('./db-migration.js');
+  const sql = await pendingMigrationSql();
+  if (sql === null) return [];
+  const statements = sql.split('\n').filter((line) => line.trim() !== '' && !line.startsWith('--'));
+  return [
+    'prisma/schema.prisma has changes no migration of prisma/migrations holds: run `pnpm db:migration <name>`, read it, commit it. Missing:',
+    ...statements.map((line) => `  ${line}`),
+  ];
+});
+
 const { buildApp } = await import('../apps/api/src/app.js');
 const { loadConfig } = await import('../apps/api/src/config.js');
 const { operationHandlers } = await import('../apps/api/src/rest/operations.js');

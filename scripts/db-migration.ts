@@ -69,12 +69,10 @@ function prisma(args: string[]): Promise<{ code: number; stdout: string; stderr:
 }
 
 /**
- * The SQL from the history in `migrationsDir` to the schema at `schemaPath`, written as a new migration folder; returns
- * its path. Throws NothingToMigrateError when they already agree.
+ * The SQL that takes the history in `migrationsDir` to the schema at `schemaPath`, or null when the history already
+ * gives the schema (what `pnpm contracts:check` asks: a model change without its migration fails there, naming it).
  */
-export async function createMigration(options: MigrationOptions): Promise<{ file: string; sql: string }> {
-  const slug = migrationSlug(options.name);
-  if (!slug) throw new Error('a migration needs a name of letters or digits: `pnpm db:migration add_user_bio`');
+export async function pendingMigrationSql(options: Omit<MigrationOptions, 'name' | 'now'> = {}): Promise<string | null> {
   const migrationsDir = options.migrationsDir ?? path.join(repoRoot, 'prisma/migrations');
   const schemaPath = options.schemaPath ?? path.join(repoRoot, 'prisma/schema.prisma');
   const diff = await prisma([
@@ -89,19 +87,33 @@ export async function createMigration(options: MigrationOptions): Promise<{ file
     '--script',
     '--exit-code', // 0: no difference, 2: a difference (the script on stdout), 1: an error
   ]);
-  if (diff.code === 0) {
+  if (diff.code === 0) return null;
+  if (diff.code !== 2) throw new Error(`prisma migrate diff failed (exit ${diff.code}):\n${diff.stderr.trim() || diff.stdout.trim()}`);
+  return diff.stdout;
+}
+
+/**
+ * The SQL from the history in `migrationsDir` to the schema at `schemaPath`, written as a new migration folder; returns
+ * its path. Throws NothingToMigrateError when they already agree.
+ */
+export async function createMigration(options: MigrationOptions): Promise<{ file: string; sql: string }> {
+  const slug = migrationSlug(options.name);
+  if (!slug) throw new Error('a migration needs a name of letters or digits: `pnpm db:migration add_user_bio`');
+  const migrationsDir = options.migrationsDir ?? path.join(repoRoot, 'prisma/migrations');
+  const schemaPath = options.schemaPath ?? path.join(repoRoot, 'prisma/schema.prisma');
+  const sql = await pendingMigrationSql({ migrationsDir, schemaPath });
+  if (sql === null) {
     throw new NothingToMigrateError(
       `nothing to migrate: ${path.relative(repoRoot, migrationsDir)} already gives ${path.relative(repoRoot, schemaPath)} ` +
         '(edit the Prisma schema first; no migration was written)',
     );
   }
-  if (diff.code !== 2) throw new Error(`prisma migrate diff failed (exit ${diff.code}):\n${diff.stderr.trim() || diff.stdout.trim()}`);
   const existing = (await readdir(migrationsDir, { withFileTypes: true })).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
   const folder = path.join(migrationsDir, `${nextTimestamp(existing, options.now ?? new Date())}_${slug}`);
   await mkdir(folder); // fails if it exists: never overwrite a migration
   const file = path.join(folder, 'migration.sql');
-  await writeFile(file, diff.stdout.endsWith('\n') ? diff.stdout : `${diff.stdout}\n`, { flag: 'wx' });
-  return { file, sql: diff.stdout };
+  await writeFile(file, sql.endsWith('\n') ? sql : `${sql}\n`, { flag: 'wx' });
+  return { file, sql };
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -1,5 +1,5 @@
 // `pnpm dev`: the product from source, restarted on every change (tsx watch), with the generated contract types kept
-// up to date: `pnpm codegen` runs first and again whenever schema/schema.graphql, openapi/openapi.yaml or the environment's
+// up to date: `pnpm codegen` runs first and again whenever schema/schema.graphql, openapi/openapi.yaml, prisma/schema.prisma (the Prisma client) or the environment's
 // schema changes (the server re-reads the contracts at its restart; the regenerated types are for the compiler and the
 // editor; the environment's regenerated validator restarts the server once more, as tsx watches what it imports).
 import { spawn, spawnSync } from 'node:child_process';
@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const contracts = ['schema/schema.graphql', 'openapi/openapi.yaml', 'apps/api/src/config-schema.ts'];
+const contracts = ['schema/schema.graphql', 'openapi/openapi.yaml', 'apps/api/src/config-schema.ts', 'prisma/schema.prisma'];
 const pnpm = process.platform === 'win32' ? 'pnpm.cmd' : 'pnpm';
 const codegen = () => spawnSync(pnpm, ['-s', 'codegen'], { cwd: root, stdio: 'inherit' }).status === 0;
 

@@ -12,6 +12,7 @@ import { generateConfigValidator } from './config-validator.js';
 import type { GeneratedFile } from './generated-file.js';
 import { generatePersistedDocuments } from './persisted-documents.js';
 import { generatePrivateFields } from './private-fields.js';
+import { generateRepresentationFields } from './representation-fields.js';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -36,11 +37,12 @@ async function generateOpenapi(): Promise<GeneratedFile> {
 
 /** Every generated contract file, rendered from the current contracts, and the manifest of the client's documents. */
 export async function generateContracts(): Promise<GeneratedFile[]> {
-  const [graphql, openapi, documents, privateFields] = await Promise.all([
+  const [graphql, openapi, documents, privateFields, representationFields] = await Promise.all([
     generateGraphql(),
     generateOpenapi(),
     generatePersistedDocuments(repoRoot),
     generatePrivateFields(repoRoot),
+    generateRepresentationFields(repoRoot),
   ]);
-  return [...graphql, openapi, privateFields, documents, ...generateConfigValidator(repoRoot)];
+  return [...graphql, openapi, privateFields, representationFields, documents, ...generateConfigValidator(repoRoot)];
 }

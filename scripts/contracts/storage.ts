@@ -11,6 +11,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { getDMMF } from '@prisma/get-dmmf';
+import { columnOf } from '../../packages/db/src/columns.js';
 import { buildSchema, isInputObjectType, isObjectType } from 'graphql';
 import { parse as parseYaml } from 'yaml';
 
@@ -20,8 +21,11 @@ export const PRISMA = 'prisma/schema.prisma';
 export const STORAGE_MAPPING = 'apps/api/src/services/storage-mapping.ts';
 export const RESOLVERS = 'apps/api/src/graphql/resolvers';
 
-/** Model name → its fields: every field answers a representation; only columns (scalars, enums) store an input. */
-export type PrismaModels = Map<string, { fields: Set<string>; columns: Set<string> }>;
+/**
+ * Model name → its fields: every field answers a representation; only columns (scalars, enums) store an input.
+ * `offConvention`: the columns not named snake_case(field), which the server's SQL reads would miss.
+ */
+export type PrismaModels = Map<string, { fields: Set<string>; columns: Set<string>; offConvention: string[] }>;
 
 /** What the server adds to the model (apps/api/src/services/storage-mapping.ts, and the GraphQL resolver map). */
 export interface ServerTables {
@@ -43,6 +47,9 @@ export async function prismaModels(schema: string): Promise<PrismaModels> {
       {
         fields: new Set(model.fields.map((field) => field.name)),
         columns: new Set(model.fields.filter((field) => field.kind !== 'object').map((field) => field.name)),
+        offConvention: model.fields
+          .filter((field) => field.kind !== 'object' && (field.dbName ?? field.name) !== columnOf(field.name))
+          .map((field) => `${field.name} (column ${field.dbName ?? field.name})`),
       },
     ]),
   );
@@ -160,5 +167,15 @@ export async function checkStorage(repoRoot: string, server: ServerTables): Prom
   const read = (file: string) => readFile(path.join(repoRoot, file), 'utf8');
   const [sdl, yaml, prisma] = await Promise.all([read(SDL), read(OPENAPI), read(PRISMA)]);
   const models = await prismaModels(prisma);
-  return [...graphqlStorageProblems(sdl, models, server), ...openapiStorageProblems(parseYaml(yaml) as OpenapiDocument, models, server)];
+  const conventions = [...models].flatMap(([model, { offConvention }]) =>
+    offConvention.map(
+      (field) =>
+        `${model}.${field}: ${PRISMA} must name each column snake_case(field) (@map("${columnOf(field.split(' ')[0]!)}")): the server's SQL reads find columns by that rule`,
+    ),
+  );
+  return [
+    ...conventions,
+    ...graphqlStorageProblems(sdl, models, server),
+    ...openapiStorageProblems(parseYaml(yaml) as OpenapiDocument, models, server),
+  ];
 }

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, test } from '@jest/globals';
-import { createMigration, migrationSlug, nextTimestamp, NothingToMigrateError } from '../db-migration.js';
+import { createMigration, migrationSlug, nextTimestamp, NothingToMigrateError, pendingMigrationSql } from '../db-migration.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const work = mkdtempSync(path.join(os.tmpdir(), 'db-migration-'));
@@ -41,6 +41,12 @@ describe('createMigration', () => {
     expect(refusal).toBeInstanceOf(NothingToMigrateError);
     expect((refusal as Error).message).toMatch(/^nothing to migrate: .*no migration was written/);
     expect(project.folders()).toEqual(before);
+  });
+
+  test('the gate of pnpm contracts:check: a model change no migration holds is pending, naming its column; the repository has none', async () => {
+    const project = copyOfProject('pending', (schema) => schema.replace(/^(\s+age\s+Int\?\n)/m, '$1  bio String?\n'));
+    expect(await pendingMigrationSql(project)).toMatch(/ALTER TABLE "users" ADD COLUMN\s+"bio" TEXT;/);
+    expect(await pendingMigrationSql()).toBeNull();
   });
 
   test('a name with no letter or digit is refused before anything runs', async () => {

@@ -126,6 +126,13 @@ test('an input names the model it writes as <Model>Input or <Verb><Model>Input',
   expect(names.map((name) => modelOfInput(name, models))).toEqual(['User', 'User', 'User', 'ApiKey', undefined, undefined, undefined]);
 });
 
+test('a column not named snake_case(field) is reported: the SQL reads find columns by that rule', async () => {
+  const models = await prismaModels(
+    edit(basePrisma, '  name            String\n', '  name            String\n  nickName        String? @map("nick")\n'),
+  );
+  expect(models.get('User')!.offConvention).toEqual(['nickName (column nick)']);
+});
+
 test('a Prisma schema that does not parse is reported naming the file', async () => {
   await expect(prismaModels('model User {\n  id Int @id\n  name Strin\n}\n')).rejects.toThrow(/prisma\/schema\.prisma does not parse/);
 });

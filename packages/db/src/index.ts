@@ -15,6 +15,7 @@ export { isDatabaseUnavailableError } from './unavailable.js';
 export { DirectoryLockedError, directoryOwner, lockDirectory, type DirectoryOwner } from '@users-posts/schema-engine-bridge/directory-lock';
 export { applyMigrations, readMigrations, MIGRATIONS_DIR, type MigrationTarget } from './migrate.js';
 export { countStatements, type StatementCounter } from './statement-counter.js';
+export { columnOf } from './columns.js';
 export { PrismaClient, Prisma, Role, OrderStatus, SignInKind, AccountTokenPurpose } from './generated/prisma/client.js';
 export type { User, Post, Comment, Order, RefreshToken, Session, ApiKey, OAuthAccount, AccountToken } from './generated/prisma/client.js';
 

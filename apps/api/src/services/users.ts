@@ -1,5 +1,5 @@
 // The users domain: reads and writes of users, shared by the REST and GraphQL doors.
-import { PREPARED, Prisma, type PrismaClient, type Role, type SqlReader, type User } from '@users-posts/db';
+import { columnOf, PREPARED, Prisma, type PrismaClient, type Role, type SqlReader, type User } from '@users-posts/db';
 import { CREATED_AT_FIELD, findPage, ID_FIELD, type PageResult, type PageSource } from '../collections/page.js';
 import type { CollectionQuery } from '../collections/query.js';
 import { hashPassword } from '../auth/credentials/passwords.js';
@@ -46,37 +46,33 @@ export const BULK_MAX = 100;
 
 const EMAIL_TAKEN = { field: 'email', message: 'is already in use' };
 
-/**
- * A user without its credentials: the contract's User and the row version its ETag is made of, never the password hash
- * or token version. Its private fields (e-mail, verification) are here too: each door shows them per caller through
- * services/visibility.ts. The reads below load only these columns, so a read never holds a password hash (nothing to
- * leak through a serializer or a log of the object), and sends fewer bytes to parse; the writes return the same fields
- * (PUBLIC_USER_SELECT).
- */
-const PUBLIC_USER_FIELDS = {
-  id: 'id',
-  name: 'name',
-  email: 'email',
-  emailVerifiedAt: 'email_verified_at',
-  age: 'age',
-  role: 'role',
-  createdAt: 'created_at',
-  updatedAt: 'updated_at',
-  version: 'version',
-} as const satisfies Partial<Record<keyof User, string>>;
+/** The columns of users no read ever loads: the credentials. */
+const CREDENTIALS = ['passwordHash', 'tokenVersion'] as const satisfies readonly (keyof User)[];
 
-export type PublicUser = Pick<User, keyof typeof PUBLIC_USER_FIELDS>;
+/**
+ * A user without its credentials: every other column of the model (a column added to prisma/schema.prisma is read and,
+ * once a contract names it, answered, with no list here to extend), including the row version its ETag is made of and
+ * its private fields (e-mail, verification), which each door shows per caller through services/visibility.ts. The reads
+ * below load only these columns, so a read never holds a password hash (nothing to leak through a serializer or a log
+ * of the object), and sends fewer bytes to parse; the writes return the same fields (PUBLIC_USER_SELECT).
+ */
+export type PublicUser = Omit<User, (typeof CREDENTIALS)[number]>;
+
+const PUBLIC_USER_FIELDS = Object.values(Prisma.UserScalarFieldEnum).filter(
+  (field): field is keyof PublicUser => !(CREDENTIALS as readonly string[]).includes(field),
+);
 
 /** The same fields as a Prisma `select`, for the rows the writes below return: they too hold no credentials. */
-const PUBLIC_USER_SELECT = Object.fromEntries(Object.keys(PUBLIC_USER_FIELDS).map((field) => [field, true])) as Record<keyof PublicUser, true>;
+const PUBLIC_USER_SELECT = Object.fromEntries(PUBLIC_USER_FIELDS.map((field) => [field, true])) as Record<keyof PublicUser, true>;
 
 /**
- * Those columns under the model's field names, for the hot reads through the SQL reader (by id, by ids, lists, pages):
- * the same values the Prisma client returns for them (test/rest/sql-reader.test.ts compares them field by field).
+ * Those columns under the model's field names (packages/db's naming rule), for the hot reads through the SQL reader (by
+ * id, by ids, lists, pages): the same values the Prisma client returns for them (test/rest/sql-reader.test.ts compares
+ * them field by field).
  */
-export const PUBLIC_USER_COLUMNS = Object.entries(PUBLIC_USER_FIELDS)
-  .map(([field, column]) => (field === column ? column : `${column} AS "${field}"`))
-  .join(', ');
+export const PUBLIC_USER_COLUMNS = PUBLIC_USER_FIELDS.map((field) => (columnOf(field) === field ? field : `${columnOf(field)} AS "${field}"`)).join(
+  ', ',
+);
 
 /** The users collection for the pager: its sortable and filterable fields as columns. */
 const USERS_PAGE: PageSource<UserSortField | keyof UserFilter> = {

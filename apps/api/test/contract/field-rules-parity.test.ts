@@ -33,7 +33,7 @@ describe('sign-up: CreateUserInput on REST POST /api/v1/users and GraphQL create
 
   it('walks at least every bound of name, email, age and password', () => {
     const walked = new Set(cases.map((entry) => entry.what.split(':')[0]));
-    expect([...walked].sort()).toEqual(['age', 'email', 'name', 'password']);
+    expect([...walked]).toEqual(expect.arrayContaining(['age', 'email', 'name', 'password']));
   });
 
   it.each(cases)('$what: the same verdict and words on both doors', async ({ what, value }) => {

@@ -165,7 +165,7 @@ export interface paths {
          *
          *     A security event without exception: every sign-in and every API key of the account ends.
          *     The address the link reached counts as verified. Rate limited to 30 attempts per 15 minutes
-         *     per client address (tokens carry 256 random bits).
+         *     per client address (tokens carry 128 random bits).
          */
         post: operations["resetPassword"];
         delete?: never;
@@ -3018,7 +3018,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "token": "3q2-7wQy9xZbVtK1mA8sJdLfHgPoRuEiWnCbXzYvTqM",
+                 *       "token": "3q2-7wQy9xZbVtK1mA8sJd",
                  *       "newPassword": "a new and longer passphrase"
                  *     }
                  */
@@ -3049,7 +3049,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "token": "3q2-7wQy9xZbVtK1mA8sJdLfHgPoRuEiWnCbXzYvTqM"
+                 *       "token": "3q2-7wQy9xZbVtK1mA8sJd"
                  *     }
                  */
                 "application/json": components["schemas"]["VerifyEmailInput"];
