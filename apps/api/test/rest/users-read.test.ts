@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { FastifyInstance } from 'fastify';
 import { createTestApp } from '../support/app.js';
+import { nullRepresentation } from '../support/shapes.js';
 import { signedUrl } from '../support/auth.js';
 import { seedUsersWithPosts, type Fixture } from '../support/fixtures.js';
 
@@ -36,6 +37,7 @@ describe('GET /api/v1/users/{id}', () => {
       code: 0,
       message: 'ok',
       data: {
+        ...nullRepresentation('User'),
         id: user.id,
         name: user.name,
         email: '',
