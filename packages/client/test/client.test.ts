@@ -249,6 +249,34 @@ describe('GraphQL documents by hash (graphqlDocuments: "hash")', () => {
   });
 });
 
+describe('account flows (SPEC §3.2)', () => {
+  it('changes the password and goes on with the renewed pair; the other sign-in ends; sign-ins listed and ended', async () => {
+    await app.db.prisma.user.create({ data: { name: 'Dora', email: 'dora@example.com', passwordHash: await hashPassword(PASSWORD) } });
+    const { api } = newClient();
+    const other = newClient();
+    expect((await api.auth.login({ email: 'dora@example.com', password: PASSWORD })).response.status).toBe(200);
+    expect((await other.api.auth.login({ email: 'dora@example.com', password: PASSWORD })).response.status).toBe(200);
+    const before = api.auth.tokens!;
+
+    const changed = await api.account.changePassword({ currentPassword: PASSWORD, newPassword: 'dora has a new passphrase' });
+    expect(changed.response.status).toBe(200);
+    expect(api.auth.tokens).not.toEqual(before);
+
+    // The client goes on with the renewed pair at once (no refresh); the other sign-in is the only other one, and ended.
+    const mark = sent.length;
+    const signIns = await api.account.listSessions();
+    expect(signIns.data?.data.items).toEqual([expect.objectContaining({ kind: 'tokens', current: true })]);
+    expect(refreshesSince(mark)).toBe(0);
+    expect((await other.api.rest.GET('/api/v1/api-keys')).response.status).toBe(401);
+    expect(other.loggedOut).toHaveLength(1);
+
+    expect((await api.account.forgotPassword('dora@example.com')).response.status).toBe(202);
+    const current = signIns.data!.data.items[0]!.id;
+    expect((await api.account.endSession(current)).response.status).toBe(204);
+    expect((await api.rest.GET('/api/v1/api-keys')).response.status).toBe(401);
+  });
+});
+
 describe('seed §4.2 token refresh', () => {
   it('five concurrent calls with an expired access token → exactly one refresh, all five repeated and succeed', async () => {
     const { api, loggedOut } = await loggedInClient();
