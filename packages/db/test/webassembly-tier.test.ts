@@ -85,7 +85,10 @@ describe("the embedded database's WebAssembly tier", () => {
 
   it("is V8's default otherwise: the same statements have V8 optimise PostgreSQL's hot functions", async () => {
     const run = await openAndQuery(dataDir, '{}');
-    expect(run.baselineFunctions).toBeGreaterThan(500);
+    // With tier-up on, how many functions are still on Liftoff when the trace ends depends on the machine's load (V8
+    // tiers up in the background: 244 were seen on a busy run, ~1,000 on a quiet one); that the trace was read is all
+    // this count has to show here.
+    expect(run.baselineFunctions).toBeGreaterThan(0);
     expect(run.optimisedFunctions).toBeGreaterThan(0); // so the test above would see an optimisation if one happened
   }, 60_000);
 

@@ -9,7 +9,7 @@ import WebSocket from 'ws';
 import { ManualClock } from '../../src/auth/clock.js';
 import { ACCESS_TTL_SECONDS } from '../../src/auth/credentials/jwt.js';
 import { DEFAULT_GRAPHQL_LIMITS } from '../../src/graphql/limits.js';
-import { createAuthTestApp, createUser } from '../support/auth.js';
+import { createAuthTestApp, createUser, PASSWORD } from '../support/auth.js';
 import { graphql } from '../support/graphql.js';
 import { closeSockets, listen, openSocket, SseStream, Subscription, watchSubscribers, wsClient, type RefusedUpgrade } from '../support/ws.js';
 
@@ -322,6 +322,26 @@ describe('logout-then-keep-listening', () => {
     const id = await createPost('after logout');
     expect((await open.next()).data?.postCreated.id).toBe(id);
     expect(anonymous.closes).toEqual([]);
+  });
+
+  it('closes the socket with 4403 at once when its sign-in is ended from another device; the other sign-in listens on', async () => {
+    const user = await loginAs('two-devices@example.com');
+    const second = await app.inject({ method: 'POST', url: '/login', payload: { email: 'two-devices@example.com', password: PASSWORD } });
+    const secondToken = second.json().accessToken as string;
+    const ended = client('10.7.2.1', { authorization: `Bearer ${user.token}` });
+    const kept = client('10.7.2.2', { authorization: `Bearer ${secondToken}` });
+    const theirs = new Subscription(ended, POST_CREATED);
+    const open = new Subscription<{ postCreated: { id: string } }>(kept, POST_CREATED);
+    await subscribers.until(2);
+
+    const sid = JSON.parse(Buffer.from(user.token.split('.')[1]!, 'base64url').toString()).sid as string;
+    const end = await app.inject({ method: 'DELETE', url: `/api/v1/sessions/${sid}`, headers: { authorization: `Bearer ${secondToken}` } });
+    expect(end.statusCode).toBe(204);
+    await theirs.failure();
+    expect(ended.closes[0]).toEqual({ code: 4403, reason: 'The access token was revoked' });
+    const id = await createPost('after the sign-in ended');
+    expect((await open.next()).data?.postCreated.id).toBe(id);
+    expect(kept.closes).toEqual([]);
   });
 
   it('closes within the re-verification interval when revoked elsewhere (user deleted, tokenVersion bumped)', async () => {
