@@ -60,6 +60,7 @@ export const CONFIG_SCHEMA = {
     MAIL_FROM: { type: 'string', minLength: 3, maxLength: 320, default: 'Users & Posts <no-reply@localhost>' },
     PUBLIC_URL: { type: 'string', pattern: '^https?://[^/\\s]+(/\\S*)?$' },
     RECENT_AUTH_MS: { type: 'integer', minimum: 1000, default: 600_000 },
+    GRAPHIQL: { type: 'boolean', default: true },
   },
   dependencies: { ADMIN_EMAIL: ['ADMIN_PASSWORD'], ADMIN_PASSWORD: ['ADMIN_EMAIL'] },
 } as const;

@@ -116,6 +116,8 @@ export interface Config {
   mail: MailConfig;
   /** `RECENT_AUTH_MS`: how long after a login creating an API key or changing one's e-mail is allowed (default 10 min). */
   recentAuthMs: number;
+  /** `GRAPHIQL`: GraphiQL at GET /graphql for browsers, and its assets under /graphiql/ (default true). */
+  graphiql: boolean;
 }
 
 export interface MailConfig {
@@ -189,6 +191,7 @@ interface RawEnv {
   MAIL_FROM: string;
   PUBLIC_URL?: string;
   RECENT_AUTH_MS: number;
+  GRAPHIQL: boolean;
 }
 
 /**
@@ -271,6 +274,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       outboxDir: raw.NODE_ENV === 'production' ? undefined : path.join(dataDir, 'outbox'),
     },
     recentAuthMs: raw.RECENT_AUTH_MS,
+    graphiql: raw.GRAPHIQL,
   };
 }
 

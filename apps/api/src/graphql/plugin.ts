@@ -5,6 +5,7 @@ import { createYoga, type Plugin } from 'graphql-yoga';
 import { compiledExecutionPlugin } from './compiled-execution.js';
 import { createGraphQLContext, databaseUnavailableAmong, withUnreachableDatabase, type GraphQLContext } from './context.js';
 import { graphqlErrorBody, graphqlErrorOf, maskError } from './errors.js';
+import { graphiql } from './graphiql.js';
 import { graphqlFastPath } from './http-fast-path.js';
 import { limitPlugins } from './limits.js';
 import { PersistedDocuments } from './persisted-documents.js';
@@ -76,16 +77,18 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
   const persisted = PersistedDocuments.fromConfig(app.config.persistedDocuments);
   // Traces (plugins/tracing.ts): loaded only when on.
   const tracing = app.tracerProvider ? (await import('../graphql/tracing.js')).graphqlTracing(app.tracerProvider) : [];
+  const ui = app.config.graphiql ? graphiql() : undefined;
+  ui?.register(app);
   const yoga = createYoga<ServerContext>({
     schema: buildGraphQLSchema(),
     graphqlEndpoint: '/graphql',
     context: (server) =>
       'req' in server ? createGraphQLContext(app.services, server.req.principal, server.req) : createGraphQLContext(app.services, server.principal),
     maskedErrors: { maskError, isDev: !production },
-    graphiql: { title: 'users-posts GraphQL', defaultQuery: GRAPHIQL_DEFAULT_QUERY },
-    // GraphiQL's scripts and styles bundled in the page by the product, not loaded from a CDN (quiet by default).
-    // Imported on the first GraphiQL page: the module is ~9 MB of inlined assets, a third of start-up parse and memory.
-    renderGraphiQL: async (options) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(options),
+    // GraphiQL (GRAPHIQL, on by default): a small page whose assets the product serves itself, compressed and cached
+    // (graphql/graphiql.ts), never from a CDN.
+    graphiql: ui ? { title: 'users-posts GraphQL', defaultQuery: GRAPHIQL_DEFAULT_QUERY } : false,
+    renderGraphiQL: (options) => ui!.page(options ?? {}),
     // GraphQL-over-HTTP's persisted documents name theirs with a `documentId` beside the usual parameters.
     extraParamNames: ['documentId'],
     plugins: [

@@ -20,18 +20,18 @@ const helmet = createRequire(createRequire(import.meta.url).resolve('@fastify/he
 const HELMET_OPTIONS = { contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } };
 
 /**
- * GraphiQL (GET /graphql from a browser) is a page rendered with @graphql-yoga/render-graphiql: its scripts and styles
- * are inline in the page (served by the product, no CDN) and Monaco's workers start from blob: URLs. It gets this
- * policy instead of the strict default; no external host is allowed anywhere.
+ * GraphiQL (GET /graphql from a browser) is a page whose scripts, style and workers the product serves itself
+ * (graphql/graphiql.ts, no CDN, no inline script). It gets this policy instead of the strict default: styles that
+ * GraphiQL and Monaco set inline, its data: favicon and fonts, and the WebSocket it subscribes over; no other host.
  */
 export const GRAPHIQL_CSP = [
   "default-src 'self'",
-  "script-src 'self' 'unsafe-inline'",
+  "script-src 'self'",
   "style-src 'self' 'unsafe-inline'",
   "img-src 'self' data:",
   "font-src 'self' data:",
   "connect-src 'self' ws: wss:",
-  "worker-src 'self' blob:",
+  "worker-src 'self'",
   "base-uri 'self'",
   "object-src 'none'",
   "frame-ancestors 'self'",

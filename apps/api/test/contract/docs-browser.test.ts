@@ -116,15 +116,25 @@ describe('GraphiQL in Chromium (quiet by default: its assets served by the produ
         foreign.push(request.url());
       }
     });
+    const assets: string[] = [];
+    page.on('response', (response) => {
+      const url = new URL(response.url());
+      if (url.pathname.startsWith('/graphiql/')) assets.push(`${response.status()} ${url.pathname.split('/').at(-1)}`);
+    });
     page.on('pageerror', (error) => problems.push(error.message));
     page.on('console', (message) => {
-      if (/Content Security Policy|Refused to/i.test(message.text())) problems.push(message.text());
+      if (/Content Security Policy|Refused to|Could not create web worker/i.test(message.text())) problems.push(message.text());
     });
+    // Monaco starts a worker from its URL once an editor is up (the first worker, an event, not a wait).
+    const worker = page.waitForResponse((response) => /\/graphiql\/\w+\/\w+\.worker\.js$/.test(response.url()), { timeout: 30_000 });
     await page.goto(`${baseUrl}/graphql`);
     await page.locator('.graphiql-container').first().waitFor({ state: 'visible', timeout: 30_000 });
+    expect((await worker).status()).toBe(200);
     await page.waitForLoadState('networkidle');
     expect(foreign).toEqual([]);
     expect(problems).toEqual([]);
+    // The page's assets, the product's own static files (graphql/graphiql.ts), Monaco's workers among them.
+    expect(assets).toEqual(expect.arrayContaining(['200 environment.js', '200 graphiql.js', '200 graphiql.css', '200 start.js']));
     await page.close();
   });
 });

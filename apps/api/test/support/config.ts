@@ -54,6 +54,7 @@ export function testConfig({ rateLimits, ...overrides }: TestConfigOverrides = {
     // No mail leaves unless a suite gives an SMTP server (test/support/smtp.ts): no outbox files either.
     mail: { smtpUrl: undefined, from: 'Users & Posts <no-reply@users-posts.test>', publicUrl: 'https://app.users-posts.test' },
     recentAuthMs: 600_000,
+    graphiql: true,
     ...overrides,
   };
 }
