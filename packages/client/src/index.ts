@@ -20,13 +20,17 @@ export interface ClientOptions extends AuthOptions {
   etags?: ConditionalOptions;
 }
 
-/** Who the held access token names (its `sub`), so that an answer kept for one user is never handed to another. */
+/**
+ * Who the held access token names: its `userId` claim (the server's tokens carry `userId` and `sid`, no `sub`), so that
+ * an answer kept for one user is never handed to, or sent as `If-Match` by, another.
+ */
 function callerOf(session: AuthSession): string {
   const token = session.tokens?.accessToken;
   if (!token) return 'anonymous';
   try {
     const payload = token.split('.')[1]!.replace(/-/g, '+').replace(/_/g, '/');
-    return `user:${String((JSON.parse(atob(payload)) as { sub?: unknown }).sub)}`;
+    const { userId } = JSON.parse(atob(payload)) as { userId?: unknown };
+    return typeof userId === 'number' ? `user:${userId}` : `token:${token}`;
   } catch {
     return `token:${token}`;
   }
@@ -108,6 +112,7 @@ export function createApiClient(options: ClientOptions): ApiClient {
       async login(input) {
         const result = await postLogin(rest, input);
         if (result.data?.login === 'tokens') {
+          etags.clear(); // a new login, maybe another user: nothing kept before it is theirs
           session.setTokens({ accessToken: result.data.accessToken, refreshToken: result.data.refreshToken });
         }
         return result;

@@ -202,6 +202,28 @@ describe('ETags', () => {
   });
 });
 
+describe('attack: one user’s ETags sent with another user’s writes (issue 31, item 9)', () => {
+  it('keeps what it knows per signed-in user, and a login as another user starts from nothing', async () => {
+    const eve = await app.db.prisma.user.create({ data: { name: 'Eve', email: 'eve@example.com', passwordHash: await hashPassword(PASSWORD) } });
+    const exchanges: { method: string; ifMatch: string | null; status: number }[] = [];
+    const recordingFetch: typeof fetch = async (input, init) => {
+      const request = new Request(input, init);
+      const response = await fetch(request);
+      exchanges.push({ method: request.method, ifMatch: request.headers.get('if-match'), status: response.status });
+      return response;
+    };
+    const api = createApiClient({ baseUrl, fetch: recordingFetch, etags: { conditionalWrites: true } });
+    await api.auth.login({ email: 'cleo@example.com', password: PASSWORD });
+    await api.rest.GET('/api/v1/users/{id}', { params: { path: { id: eve.id } } }); // Cleo reads Eve: an ETag kept for Cleo
+
+    await api.auth.login({ email: 'eve@example.com', password: PASSWORD });
+    const write = await api.rest.PATCH('/api/v1/users/{id}', { params: { path: { id: eve.id } }, body: { age: 30 } });
+    expect(write.response.status).toBe(200);
+    // Eve never read herself: her write carries no If-Match (it carried Cleo's, both keyed `user:undefined`, before).
+    expect(exchanges.at(-1)).toEqual({ method: 'PATCH', ifMatch: null, status: 200 });
+  });
+});
+
 describe('GraphQL documents by hash (graphqlDocuments: "hash")', () => {
   it('sends the hash alone, and the text once more when the server answers PERSISTED_QUERY_NOT_FOUND', async () => {
     // This app has no manifest: the hash is unknown, the text runs.
