@@ -3,6 +3,7 @@ import { EnvelopArmor } from '@escape.tech/graphql-armor';
 import type { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { workLimitPlugin } from './budget.js';
+import { nestingLimitPlugin } from './nesting.js';
 import type { GraphQLLimits } from '../config.js';
 import { GraphQLOnlyCodes } from '../errors/app-error.js';
 
@@ -38,5 +39,6 @@ export function limitPlugins(limits: GraphQLLimits): Plugin[] {
     // Introspection and GraphiQL stay on (clients rely on them), so field suggestions are no secret.
     blockFieldSuggestion: { enabled: false },
   });
-  return [...(armor.protect().plugins as Plugin[]), workLimitPlugin(limits)];
+  // The nesting guard last: its parse wraps armor's (graphql/nesting.ts), so it runs before any recursive parse.
+  return [...(armor.protect().plugins as Plugin[]), nestingLimitPlugin(), workLimitPlugin(limits)];
 }
