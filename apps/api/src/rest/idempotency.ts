@@ -29,19 +29,23 @@ const scopeOf = (principal: Principal) =>
 /** A signed request's one-time parameters: each retry signs afresh, so they are not part of what it repeats. */
 const SIGNATURE_PARAMETERS = new Set(['timestamp', 'nonce', 'signature']);
 
+/** The rights a request ran with: a retry made with other rights is not answered from the record (issue 31, item 5). */
+const rightsOf = (principal: Principal) => (principal.kind === 'anonymous' ? 'anonymous' : principal.role);
+const RIGHTS = ['USER', 'ADMIN'] as const;
+
 /**
  * The request as a retry must repeat it: method, URL (without the signature's one-time parameters), its `If-Match`,
- * and the parsed body. An HMAC keyed with a server secret, not a bare hash: a sign-up body holds a password, and a
- * record must not give whoever reads the database a fast hash of it to guess against.
+ * the parsed body, and the caller's rights (its role). An HMAC keyed with a server secret, not a bare hash: a sign-up
+ * body holds a password, and a record must not give whoever reads the database a fast hash of it to guess against.
  */
-function fingerprintOf(request: FastifyRequest, secret: string): string {
+function fingerprintOf(request: FastifyRequest, secret: string, rights: string = rightsOf(request.principal)): string {
   const [path, query = ''] = request.url.split('?', 2);
   const kept = query
     .split('&')
     .filter((pair) => pair !== '' && !SIGNATURE_PARAMETERS.has(decodeURIComponent(pair.split('=')[0]!)))
     .join('&');
   return createHmac('sha256', secret)
-    .update(`${request.method} ${path}?${kept}\n${request.headers['if-match'] ?? ''}\n${JSON.stringify(request.body ?? null)}`)
+    .update(`${request.method} ${path}?${kept}\n${request.headers['if-match'] ?? ''}\n${JSON.stringify(request.body ?? null)}\n${rights}`)
     .digest('base64url');
 }
 
@@ -91,6 +95,10 @@ async function claimIdempotencyKey(options: IdempotencyOptions, request: Fastify
       continue;
     }
     if (existing.fingerprint !== fingerprint) {
+      // The same request made with other rights (a demoted ADMIN): the answer the first run earned is not handed out.
+      if (RIGHTS.some((rights) => fingerprintOf(request, options.secret, rights) === existing.fingerprint)) {
+        throw new AppError('FORBIDDEN', "This Idempotency-Key's request was made with other rights: its answer is not replayed; send a new request");
+      }
       throw new AppError('VALIDATION_FAILED', 'This Idempotency-Key was used for a different request: use a new key for a new request', [
         { field: 'Idempotency-Key', message: 'was used for a different request' },
       ]);

@@ -181,6 +181,30 @@ describe('misuse of a key', () => {
   });
 });
 
+describe('attack: an Idempotency-Key replayed after its rights were taken away (issue 31, item 5)', () => {
+  it("a demoted ADMIN's replay of a write on another user's order does not hand out the stored answer", async () => {
+    const { app } = suite;
+    const boss = await createAccount(app, 'boss-for-replay@example.com', 'ADMIN');
+    const order = () =>
+      app.inject({
+        method: 'POST',
+        url: `/api/v1/users/${suite.alice.id}/orders`,
+        headers: { ...boss.headers, 'idempotency-key': 'order-for-alice' },
+        payload: { product: 'Secret gift', quantity: 1, totalCents: 999 },
+      });
+    const first = await order();
+    expect(first.statusCode).toBe(201);
+    expect((await order()).headers['idempotent-replayed']).toBe('true'); // still an ADMIN: replayed
+
+    await app.db.prisma.user.update({ where: { id: boss.id }, data: { role: 'USER' } });
+    const replay = await order();
+    expect(replay.statusCode).toBe(403);
+    expect(replay.headers['idempotent-replayed']).toBeUndefined();
+    expect(replay.body).not.toContain('Secret gift');
+    expect(await app.db.prisma.order.count({ where: { product: 'Secret gift' } })).toBe(1); // and nothing ran again
+  });
+});
+
 describe('expiry', () => {
   it('after IDEMPOTENCY_TTL_SECONDS the key is free again: the same request runs anew', async () => {
     const short = await createTestApp({ idempotencyTtlSeconds: 1 });

@@ -2735,7 +2735,9 @@ export interface components {
          *     without running again: no second resource, no second `postCreated`. The same key with a different
          *     request → `422` naming `Idempotency-Key`; while the first request still runs → `409` with code `40901`
          *     and `Retry-After` (retry then). Keys are the caller's own (another user's same key is another key);
-         *     anonymous requests keep none. A `5xx`, `408` or `429` answer is not kept: a retry runs again.
+         *     anonymous requests keep none. A `5xx`, `408` or `429` answer is not kept: a retry runs again. A retry
+         *     made with other rights than the first request (a role changed meanwhile) gets `403` and neither the kept
+         *     answer nor a second run.
          * @example 5b0d7c62-2b8e-4f3a-9d4e-7f1c2a9e8b31
          */
         idempotencyKey: string;
@@ -3617,7 +3619,9 @@ export interface operations {
                  *     without running again: no second resource, no second `postCreated`. The same key with a different
                  *     request → `422` naming `Idempotency-Key`; while the first request still runs → `409` with code `40901`
                  *     and `Retry-After` (retry then). Keys are the caller's own (another user's same key is another key);
-                 *     anonymous requests keep none. A `5xx`, `408` or `429` answer is not kept: a retry runs again.
+                 *     anonymous requests keep none. A `5xx`, `408` or `429` answer is not kept: a retry runs again. A retry
+                 *     made with other rights than the first request (a role changed meanwhile) gets `403` and neither the kept
+                 *     answer nor a second run.
                  * @example 5b0d7c62-2b8e-4f3a-9d4e-7f1c2a9e8b31
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
@@ -3642,6 +3646,7 @@ export interface operations {
             201: components["responses"]["UserCreated"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             406: components["responses"]["NotAcceptable"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -3744,7 +3749,9 @@ export interface operations {
                  *     without running again: no second resource, no second `postCreated`. The same key with a different
                  *     request → `422` naming `Idempotency-Key`; while the first request still runs → `409` with code `40901`
                  *     and `Retry-After` (retry then). Keys are the caller's own (another user's same key is another key);
-                 *     anonymous requests keep none. A `5xx`, `408` or `429` answer is not kept: a retry runs again.
+                 *     anonymous requests keep none. A `5xx`, `408` or `429` answer is not kept: a retry runs again. A retry
+                 *     made with other rights than the first request (a role changed meanwhile) gets `403` and neither the kept
+                 *     answer nor a second run.
                  * @example 5b0d7c62-2b8e-4f3a-9d4e-7f1c2a9e8b31
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
@@ -3840,7 +3847,9 @@ export interface operations {
                  *     without running again: no second resource, no second `postCreated`. The same key with a different
                  *     request → `422` naming `Idempotency-Key`; while the first request still runs → `409` with code `40901`
                  *     and `Retry-After` (retry then). Keys are the caller's own (another user's same key is another key);
-                 *     anonymous requests keep none. A `5xx`, `408` or `429` answer is not kept: a retry runs again.
+                 *     anonymous requests keep none. A `5xx`, `408` or `429` answer is not kept: a retry runs again. A retry
+                 *     made with other rights than the first request (a role changed meanwhile) gets `403` and neither the kept
+                 *     answer nor a second run.
                  * @example 5b0d7c62-2b8e-4f3a-9d4e-7f1c2a9e8b31
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
@@ -4146,7 +4155,9 @@ export interface operations {
                  *     without running again: no second resource, no second `postCreated`. The same key with a different
                  *     request → `422` naming `Idempotency-Key`; while the first request still runs → `409` with code `40901`
                  *     and `Retry-After` (retry then). Keys are the caller's own (another user's same key is another key);
-                 *     anonymous requests keep none. A `5xx`, `408` or `429` answer is not kept: a retry runs again.
+                 *     anonymous requests keep none. A `5xx`, `408` or `429` answer is not kept: a retry runs again. A retry
+                 *     made with other rights than the first request (a role changed meanwhile) gets `403` and neither the kept
+                 *     answer nor a second run.
                  * @example 5b0d7c62-2b8e-4f3a-9d4e-7f1c2a9e8b31
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
@@ -4282,7 +4293,9 @@ export interface operations {
                  *     without running again: no second resource, no second `postCreated`. The same key with a different
                  *     request → `422` naming `Idempotency-Key`; while the first request still runs → `409` with code `40901`
                  *     and `Retry-After` (retry then). Keys are the caller's own (another user's same key is another key);
-                 *     anonymous requests keep none. A `5xx`, `408` or `429` answer is not kept: a retry runs again.
+                 *     anonymous requests keep none. A `5xx`, `408` or `429` answer is not kept: a retry runs again. A retry
+                 *     made with other rights than the first request (a role changed meanwhile) gets `403` and neither the kept
+                 *     answer nor a second run.
                  * @example 5b0d7c62-2b8e-4f3a-9d4e-7f1c2a9e8b31
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
@@ -4470,7 +4483,9 @@ export interface operations {
                  *     without running again: no second resource, no second `postCreated`. The same key with a different
                  *     request → `422` naming `Idempotency-Key`; while the first request still runs → `409` with code `40901`
                  *     and `Retry-After` (retry then). Keys are the caller's own (another user's same key is another key);
-                 *     anonymous requests keep none. A `5xx`, `408` or `429` answer is not kept: a retry runs again.
+                 *     anonymous requests keep none. A `5xx`, `408` or `429` answer is not kept: a retry runs again. A retry
+                 *     made with other rights than the first request (a role changed meanwhile) gets `403` and neither the kept
+                 *     answer nor a second run.
                  * @example 5b0d7c62-2b8e-4f3a-9d4e-7f1c2a9e8b31
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
@@ -4596,7 +4611,9 @@ export interface operations {
                  *     without running again: no second resource, no second `postCreated`. The same key with a different
                  *     request → `422` naming `Idempotency-Key`; while the first request still runs → `409` with code `40901`
                  *     and `Retry-After` (retry then). Keys are the caller's own (another user's same key is another key);
-                 *     anonymous requests keep none. A `5xx`, `408` or `429` answer is not kept: a retry runs again.
+                 *     anonymous requests keep none. A `5xx`, `408` or `429` answer is not kept: a retry runs again. A retry
+                 *     made with other rights than the first request (a role changed meanwhile) gets `403` and neither the kept
+                 *     answer nor a second run.
                  * @example 5b0d7c62-2b8e-4f3a-9d4e-7f1c2a9e8b31
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
@@ -4776,7 +4793,9 @@ export interface operations {
                  *     without running again: no second resource, no second `postCreated`. The same key with a different
                  *     request → `422` naming `Idempotency-Key`; while the first request still runs → `409` with code `40901`
                  *     and `Retry-After` (retry then). Keys are the caller's own (another user's same key is another key);
-                 *     anonymous requests keep none. A `5xx`, `408` or `429` answer is not kept: a retry runs again.
+                 *     anonymous requests keep none. A `5xx`, `408` or `429` answer is not kept: a retry runs again. A retry
+                 *     made with other rights than the first request (a role changed meanwhile) gets `403` and neither the kept
+                 *     answer nor a second run.
                  * @example 5b0d7c62-2b8e-4f3a-9d4e-7f1c2a9e8b31
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotencyKey"];
