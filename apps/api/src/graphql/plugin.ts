@@ -6,6 +6,7 @@ import { compiledExecutionPlugin } from './compiled-execution.js';
 import { createGraphQLContext, databaseUnavailableAmong, withUnreachableDatabase, type GraphQLContext } from './context.js';
 import { graphqlErrorBody, graphqlErrorOf, maskError } from './errors.js';
 import { graphiql } from './graphiql.js';
+import { streamCredentials } from './stream-credentials.js';
 import { graphqlFastPath } from './http-fast-path.js';
 import { limitPlugins } from './limits.js';
 import { PersistedDocuments } from './persisted-documents.js';
@@ -71,6 +72,8 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
   // Error details (messages of unexpected errors, stack traces) only with NODE_ENV=development set explicitly.
   const production = !app.config.exposeErrors;
   const streams = subscriptionStreams();
+  // SSE streams end with their credentials, as WebSockets do (graphql/stream-credentials.ts).
+  const credentials = streamCredentials(app.identity, app.db, app.config.subscriptionLimits.reverifyIntervalMs);
   // One tally of sockets and subscriptions (WebSocket and SSE) for the process (graphql/subscription-limits.ts).
   const caps = new SubscriptionCaps(app.config.subscriptionLimits);
   // Trusted documents: read (and each hash checked) once, at start-up; a bad manifest stops it.
@@ -110,6 +113,7 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
       ...limitPlugins(app.config.graphqlLimits),
       httpSubscriptionCaps(caps),
       streams.plugin,
+      credentials.plugin,
       app.metrics.subscriptionsPlugin,
       // Last: its execute wraps every other plugin's (the compiled one, the work limit), so what they run is traced.
       ...tracing,
@@ -205,6 +209,7 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
   app.addHook('preClose', async () => {
     const sockets = webSocket.close();
     streams.endAll();
+    credentials.close();
     await sockets;
   });
 }

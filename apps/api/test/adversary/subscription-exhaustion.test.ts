@@ -324,6 +324,21 @@ describe('logout-then-keep-listening', () => {
     expect(anonymous.closes).toEqual([]);
   });
 
+  it('ends an SSE stream at once when its token is logged out, as it closes a WebSocket (issue 31, item 7)', async () => {
+    const user = await loginAs('sse-listener@example.com');
+    const stream = await sse('10.7.3.1', POST_CREATED, { authorization: `Bearer ${user.token}` });
+    expect(stream.response.status).toBe(200);
+    await subscribers.until(1);
+
+    const logout = await app.inject({ method: 'POST', url: '/logout', headers: { authorization: `Bearer ${user.token}` } });
+    expect(logout.statusCode).toBe(204);
+    // The stream completes (graphql-sse's `complete` event, then the end of the body): nothing more is sent to it.
+    let event: { event: string } | null;
+    do event = await stream.event(10_000);
+    while (event !== null && event.event !== 'complete');
+    await subscribers.until(0);
+  });
+
   it('closes the socket with 4403 at once when its sign-in is ended from another device; the other sign-in listens on', async () => {
     const user = await loginAs('two-devices@example.com');
     const second = await app.inject({ method: 'POST', url: '/login', payload: { email: 'two-devices@example.com', password: PASSWORD } });
