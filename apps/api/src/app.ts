@@ -8,6 +8,7 @@ import type { Clock } from './auth/clock.js';
 import type { IdentityStores } from './auth/identity.js';
 import { ensureAdmin } from './bootstrap/admin.js';
 import { trustProxyFunction } from './client-address.js';
+import { capConnectionsPerAddress, limitSendStalls } from './connection-guards.js';
 import type { Config } from './config.js';
 import { logStream } from './log-output.js';
 import authPlugin from './plugins/auth.js';
@@ -110,6 +111,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   });
   // Connection cap (a flood of idle sockets): further connections are closed by Node at once.
   app.server.maxConnections = config.http.maxConnections;
+  if (config.http.maxConnectionsPerAddress > 0) capConnectionsPerAddress(app.server, config.http.maxConnectionsPerAddress);
+  limitSendStalls(app, config.http.sendTimeoutMs);
   app.decorate('config', config);
   app.decorate('routeTable', []);
   app.addHook('onRoute', (route) => {

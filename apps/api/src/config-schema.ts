@@ -34,6 +34,8 @@ export const CONFIG_SCHEMA = {
     HTTP_HEADERS_TIMEOUT_MS: { type: 'integer', minimum: 1000, default: 10_000 },
     HTTP_REQUEST_TIMEOUT_MS: { type: 'integer', minimum: 1000, default: 30_000 },
     HTTP_MAX_CONNECTIONS: { type: 'integer', minimum: 1, default: 10_000 },
+    HTTP_MAX_CONNECTIONS_PER_ADDRESS: { type: 'integer', minimum: 0 },
+    HTTP_SEND_TIMEOUT_MS: { type: 'integer', minimum: 1000, default: 30_000 },
     SUBSCRIPTIONS_MAX_PER_CONNECTION: { type: 'integer', minimum: 1, default: 10 },
     SUBSCRIPTIONS_MAX_PER_CLIENT: { type: 'integer', minimum: 1, default: 50 },
     SUBSCRIPTIONS_MAX_TOTAL: { type: 'integer', minimum: 1, default: 10_000 },

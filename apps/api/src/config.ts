@@ -88,8 +88,11 @@ export interface Config {
   refreshReuseGraceMs: number;
   /** `GET /metrics`: with `token`, only for `Authorization: Bearer <token>`; with `port`, on that port only; neither: not served. */
   metrics: { token?: string | undefined; port?: number | undefined; host?: string | undefined };
-  /** HTTP server bounds against slow clients (slow-loris) and connection floods. */
-  http: { headersTimeoutMs: number; requestTimeoutMs: number; maxConnections: number };
+  /**
+   * HTTP server bounds against slow clients (slow-loris, readers that stop reading: `sendTimeoutMs` of a socket with
+   * nothing moving) and connection floods (in all, and per client address; 0: no per-address cap).
+   */
+  http: { headersTimeoutMs: number; requestTimeoutMs: number; maxConnections: number; sendTimeoutMs: number; maxConnectionsPerAddress: number };
   /** Subscription caps (SPEC §2): per WebSocket connection, per client (user or address) and in total. */
   subscriptionLimits: {
     perConnection: number;
@@ -165,6 +168,8 @@ interface RawEnv {
   HTTP_HEADERS_TIMEOUT_MS: number;
   HTTP_REQUEST_TIMEOUT_MS: number;
   HTTP_MAX_CONNECTIONS: number;
+  HTTP_MAX_CONNECTIONS_PER_ADDRESS?: number;
+  HTTP_SEND_TIMEOUT_MS: number;
   SUBSCRIPTIONS_MAX_PER_CONNECTION: number;
   SUBSCRIPTIONS_MAX_PER_CLIENT: number;
   SUBSCRIPTIONS_MAX_TOTAL: number;
@@ -253,7 +258,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: parseTrustProxy(raw.TRUST_PROXY),
     refreshReuseGraceMs: raw.REFRESH_REUSE_GRACE_MS,
     metrics: { token: raw.METRICS_TOKEN, port: raw.METRICS_PORT, host: raw.METRICS_HOST },
-    http: { headersTimeoutMs: raw.HTTP_HEADERS_TIMEOUT_MS, requestTimeoutMs: raw.HTTP_REQUEST_TIMEOUT_MS, maxConnections: raw.HTTP_MAX_CONNECTIONS },
+    http: {
+      headersTimeoutMs: raw.HTTP_HEADERS_TIMEOUT_MS,
+      requestTimeoutMs: raw.HTTP_REQUEST_TIMEOUT_MS,
+      maxConnections: raw.HTTP_MAX_CONNECTIONS,
+      sendTimeoutMs: raw.HTTP_SEND_TIMEOUT_MS,
+      // Behind a proxy every connection comes from the proxy: no cap per address unless one is set (the proxy caps).
+      maxConnectionsPerAddress: raw.HTTP_MAX_CONNECTIONS_PER_ADDRESS ?? (raw.TRUST_PROXY === 'false' ? 256 : 0),
+    },
     subscriptionLimits: {
       perConnection: raw.SUBSCRIPTIONS_MAX_PER_CONNECTION,
       perClient: raw.SUBSCRIPTIONS_MAX_PER_CLIENT,

@@ -12,6 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { GRAPHIQL_CSP } from '../../src/plugins/security-headers.js';
+import { testConfig } from '../support/config.js';
 import { createTestApp } from '../support/app.js';
 import { accessTokenOf, bearer, createUser, login, PASSWORD, type TestUser } from '../support/auth.js';
 
@@ -288,7 +289,7 @@ function rawExchange(port: number, text: string): Promise<string> {
 describe('slow-loris and connection floods', () => {
   it('a client sending its headers byte by byte is cut after headersTimeout, while others are answered at once', async () => {
     const HEADERS_TIMEOUT_MS = 600;
-    const app = await createTestApp({ http: { headersTimeoutMs: HEADERS_TIMEOUT_MS, requestTimeoutMs: 5_000, maxConnections: 10_000 } });
+    const app = await createTestApp({ http: { ...testConfig().http, headersTimeoutMs: HEADERS_TIMEOUT_MS, requestTimeoutMs: 5_000 } });
     try {
       const { port, base } = await listen(app);
       const startedAt = Date.now();
@@ -334,7 +335,7 @@ describe('slow-loris and connection floods', () => {
   });
 
   it('a long-lived SSE subscription outlives requestTimeout (it bounds receiving the request, not the answer)', async () => {
-    const app = await createTestApp({ http: { headersTimeoutMs: 300, requestTimeoutMs: 600, maxConnections: 10_000 } });
+    const app = await createTestApp({ http: { ...testConfig().http, headersTimeoutMs: 300, requestTimeoutMs: 600 } });
     try {
       const { base } = await listen(app);
       const controller = new AbortController();
@@ -358,7 +359,7 @@ describe('slow-loris and connection floods', () => {
   });
 
   it('connections beyond HTTP_MAX_CONNECTIONS are closed at once; the open ones keep working', async () => {
-    const app = await createTestApp({ http: { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, maxConnections: 3 } });
+    const app = await createTestApp({ http: { ...testConfig().http, maxConnections: 3 } });
     const sockets: Socket[] = [];
     try {
       const { port } = await listen(app);

@@ -42,7 +42,7 @@ export function testConfig({ rateLimits, ...overrides }: TestConfigOverrides = {
     refreshReuseGraceMs: 0,
     // Tests read /metrics with this token (production reads it only with METRICS_TOKEN or on METRICS_PORT).
     metrics: { token: 'test-metrics-token-0123456789' },
-    http: { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, maxConnections: 10_000 },
+    http: { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, maxConnections: 10_000, sendTimeoutMs: 30_000, maxConnectionsPerAddress: 256 },
     subscriptionLimits: { perConnection: 10, perClient: 50, total: 10_000 },
     secrets: generateSecrets(),
     admin: undefined,
