@@ -2,7 +2,7 @@
 import { columnOf, PREPARED, Prisma, type PrismaClient, type Role, type SqlReader, type User } from '@users-posts/db';
 import { CREATED_AT_FIELD, findPage, ID_FIELD, type PageResult, type PageSource } from '../collections/page.js';
 import type { CollectionQuery } from '../collections/query.js';
-import { hashPassword } from '../auth/credentials/passwords.js';
+import { hashPassword, inLanes } from '../auth/credentials/passwords.js';
 import type { AccountHooks } from '../auth/account-lifecycle.js';
 import { assertStrongPassword } from '../auth/password-policy.js';
 import { canActFor, requireRecentLogin, requireRole, type Principal } from '../auth/principal.js';
@@ -243,7 +243,8 @@ export class UsersService {
     });
     if (repeated.length) throw conflict(repeated);
 
-    const rows = await Promise.all(inputs.map((input, index) => newUserData(input, `users[${index}].password`)));
+    // Hashed in lanes, not all at once: a batch leaves the thread pool to logins meanwhile (credentials/passwords.ts).
+    const rows = await inLanes(inputs, (input, index) => newUserData(input, `users[${index}].password`));
     const created = await this.prisma.$transaction(async (tx) => {
       const taken = await tx.user.findMany({ where: { email: { in: emails } }, select: { email: true } });
       if (taken.length) {
