@@ -14,4 +14,11 @@ export interface RateBucket {
    * bucket is exceeded. Default: every request counts.
    */
   countOnlyStatus?: number;
+  /** With `countOnlyStatus`: only answers of that status for which this holds use the bucket up (a password refused). */
+  countOnlyIf?: (request: FastifyRequest) => boolean;
+  /**
+   * With `countOnlyStatus`: a request for which this holds is never refused by this bucket, however many failures it
+   * holds (the per-account login guard and an address its owner has logged in from, SPEC §3.3).
+   */
+  exemptIf?: (request: FastifyRequest) => boolean | Promise<boolean>;
 }

@@ -11,12 +11,15 @@ import { RefreshTokenService } from './credentials/refresh-tokens.js';
 import { SignInService } from './credentials/sign-ins.js';
 import { AccountTokenService } from './credentials/account-tokens.js';
 import { SecurityEvents } from './security-events.js';
+import type { KnownLoginStore } from '../shared-state/known-logins/store.js';
 import type { NonceStore } from '../shared-state/nonces/store.js';
 import type { RevocationStore } from '../shared-state/revocations/store.js';
 
 export interface IdentityStores {
   revocations: RevocationStore;
   nonces: NonceStore;
+  /** Where the owner of an account has logged in from (the per-account login guard exempts those addresses). */
+  knownLogins: KnownLoginStore;
 }
 
 export class Identity {

@@ -10,6 +10,7 @@ import { registerJwt } from '../auth/credentials/jwt.js';
 import { anonymous, type Principal } from '../auth/principal.js';
 import { isSignedRequest } from '../auth/credentials/signature.js';
 import { settleHook } from './settle-hook.js';
+import { AppError } from '../errors/app-error.js';
 import { AccountLifecycle } from '../auth/account-lifecycle.js';
 import { MailDelivery } from '../mail/delivery.js';
 import { createMailer } from '../mail/mailer.js';
@@ -20,8 +21,17 @@ declare module 'fastify' {
     /** Password change and reset, e-mail verification and their mail (SPEC §3.2). */
     account: AccountLifecycle;
   }
+  interface FastifyContextConfig {
+    /**
+     * POST /login (SPEC §3.3): a credential presented with it that does not verify is not answered before the attempt
+     * is counted; the request goes on anonymous, marked, and the login answers it as a wrong password.
+     */
+    credentialsCountAsLoginFailure?: boolean;
+  }
   interface FastifyRequest {
     principal: Principal;
+    /** Set when a presented credential did not verify on a route that answers it itself (credentialsCountAsLoginFailure). */
+    refusedCredential?: boolean;
     /** The body's bytes as sent, for a signed request only (the signature covers them). */
     rawBody?: Buffer;
   }
@@ -69,11 +79,22 @@ async function authPlugin(app: FastifyInstance, opts: AuthPluginOptions): Promis
   // After body parsing (the signature covers the body), before contract validation (anonymous callers learn nothing).
   // Callback form: an anonymous request (most reads) is resolved without a promise.
   app.addHook('preValidation', (request, _reply, done) => {
+    const answeredByRoute = request.routeOptions.config?.credentialsCountAsLoginFailure === true;
+    const refused = (error: unknown): Principal => {
+      if (!answeredByRoute || !(error instanceof AppError)) throw error;
+      request.refusedCredential = true;
+      return anonymous;
+    };
     let principal: ReturnType<typeof authenticate>;
     try {
       principal = authenticate(request, identity, app.db);
+      if (principal instanceof Promise) principal = principal.catch(refused);
     } catch (error) {
-      return done(error as Error);
+      try {
+        principal = refused(error);
+      } catch {
+        return done(error as Error);
+      }
     }
     settleHook(
       principal,

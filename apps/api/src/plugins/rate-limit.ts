@@ -79,6 +79,43 @@ const LocalStore = createRequire(createRequire(import.meta.url).resolve('@fastif
   exponentialBackoff: boolean,
 ) => LocalStoreApi;
 
+/**
+ * The counters of a failures-only bucket in memory (the per-account login guard), kept until their window ends and never
+ * evicted: @fastify/rate-limit's LocalStore keeps 5,000 keys, so 5,000 failures on made-up e-mails would forget any
+ * account's (SPEC §3.3: counters not forgotten under pressure). Bounded by the failures one window can hold, which the
+ * per-address buckets bound. Every entry lives one window: insertion order is expiry order, so the sweep stops at the
+ * first live one. By hand: the store interface is @fastify/rate-limit's, and no kept store offers it without an LRU.
+ */
+class WindowCounters implements LocalStoreApi {
+  private readonly counters = new Map<string, { current: number; resetAt: number }>();
+
+  incr(key: string, callback: (error: Error | null, record: StoreRecord) => void, timeWindow: number): void {
+    const now = Date.now();
+    this.sweep(now);
+    let counter = this.counters.get(key);
+    if (!counter || counter.resetAt <= now) {
+      this.counters.delete(key);
+      counter = { current: 0, resetAt: now + timeWindow };
+      this.counters.set(key, counter);
+    }
+    counter.current += 1;
+    callback(null, { current: counter.current, ttl: counter.resetAt - now });
+  }
+
+  read(key: string, callback: (error: Error | null, record: StoreRecord) => void, timeWindow: number): void {
+    const now = Date.now();
+    const counter = this.counters.get(key);
+    callback(null, counter && counter.resetAt > now ? { current: counter.current, ttl: counter.resetAt - now } : { current: 0, ttl: timeWindow });
+  }
+
+  private sweep(now: number): void {
+    for (const [key, counter] of this.counters) {
+      if (counter.resetAt > now) break;
+      this.counters.delete(key);
+    }
+  }
+}
+
 /** One bucket after a count in the in-memory store, as @fastify/rate-limit's limiter reports it. */
 function stateOf(bucket: RateBucket, { current, ttl }: StoreRecord, increment: boolean): BucketState {
   const remaining = Math.max(0, bucket.max - current);
@@ -164,7 +201,7 @@ async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
   const localStores = redis ? undefined : new Map<string, LocalStoreApi>();
   const localStoreFor = (bucket: RateBucket): LocalStoreApi => {
     let store = localStores!.get(bucket.name);
-    if (!store) localStores!.set(bucket.name, (store = new LocalStore(false, false)));
+    if (!store) localStores!.set(bucket.name, (store = bucket.countOnlyStatus === undefined ? new LocalStore(false, false) : new WindowCounters()));
     return store;
   };
 
@@ -202,17 +239,25 @@ async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
     request[kHeld] = [];
   }
 
-  /** A failures-only bucket: refused when the failures counted plus the attempts in progress reach its max. */
+  /**
+   * A failures-only bucket: refused when the failures counted plus the attempts in progress reach its max, unless the
+   * bucket exempts the request (an address the account's owner has logged in from: it is never refused by it).
+   */
   function checkFailures(request: CountedRequest, bucket: RateBucket): Counted<BucketState> {
-    return settle(countOne(request, bucket, false), (state) => {
+    // (A promise returned inside the store's promise is flattened by `then`: the result is one Counted level.)
+    return settle(countOne(request, bucket, false), (state): Counted<BucketState> => {
       const key = holdKey(request, bucket);
       const held = inFlight.get(key) ?? 0;
       const remaining = Math.max(0, state.remaining - held);
-      if (state.exceeded || remaining <= 0) return { ...state, remaining: 0, exceeded: true };
+      if (state.exceeded || remaining <= 0) {
+        const refused = { ...state, remaining: 0, exceeded: true };
+        if (!bucket.exemptIf) return refused;
+        return settle(bucket.exemptIf(request), (exempt) => (exempt ? { ...refused, exceeded: false } : refused));
+      }
       inFlight.set(key, held + 1);
       (request[kHeld] ??= []).push(key);
       return { ...state, remaining: remaining - 1 };
-    });
+    }) as Counted<BucketState>;
   }
 
   /** Every bucket of the request, the default one first: counted once per request, all of them. */
@@ -258,7 +303,7 @@ async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
   // Failures-only buckets (per-account login) use up a unit once the answer is known to be that failure.
   app.addHook('onResponse', (request: CountedRequest, reply, done) => {
     const failures = (request.routeOptions.config?.rateBuckets ?? []).filter(
-      (bucket) => bucket.countOnlyStatus !== undefined && reply.statusCode === bucket.countOnlyStatus,
+      (bucket) => bucket.countOnlyStatus !== undefined && reply.statusCode === bucket.countOnlyStatus && (bucket.countOnlyIf?.(request) ?? true),
     );
     if (failures.length === 0) {
       release(request);

@@ -17,6 +17,7 @@ import fp from 'fastify-plugin';
 import type { IdentityStores } from '../auth/identity.js';
 import type { EventBus } from '../shared-state/events/bus.js';
 import { createMemoryEventBus } from '../shared-state/events/memory.js';
+import { MemoryKnownLoginStore } from '../shared-state/known-logins/memory.js';
 import { MemoryNonceStore } from '../shared-state/nonces/memory.js';
 import type { RedisConnection } from '../shared-state/redis-connection.js';
 import { MemoryRevocationStore } from '../shared-state/revocations/memory.js';
@@ -41,7 +42,7 @@ async function sharedStatePlugin(app: FastifyInstance): Promise<void> {
     app.decorate('sharedState', {
       kind: 'memory',
       redis: undefined,
-      stores: { revocations: new MemoryRevocationStore(), nonces: new MemoryNonceStore() },
+      stores: { revocations: new MemoryRevocationStore(), nonces: new MemoryNonceStore(), knownLogins: new MemoryKnownLoginStore() },
       events: createMemoryEventBus(),
     } satisfies SharedState);
     return;

@@ -2,11 +2,21 @@
 // (counted on top of the default bucket by plugins/rate-limit.ts, which writes the most restrictive one in the headers).
 import type { OperationId } from '@users-posts/contracts';
 import type { FastifyInstance, FastifyRequest, RouteShorthandOptions } from 'fastify';
+import { sha256 } from '../auth/hashing.js';
 import { clientAddress } from '../client-address.js';
 import type { RateBucket } from '../rate-bucket.js';
 import type { Config } from '../config.js';
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** POST /login checked a password and it was wrong: what the per-account guard counts (SPEC §3.3). */
+    passwordRefused?: boolean;
+  }
+}
+
 const MINUTE_MS = 60_000;
+/** How long an address the owner logged in from stays exempt from the per-account guard. */
+export const KNOWN_LOGIN_TTL_MS = 30 * 24 * 60 * MINUTE_MS;
 const HOUR_MS = 60 * MINUTE_MS;
 
 /** The login e-mail as the account key (lower-cased: e-mails are matched case-insensitively). */
@@ -34,13 +44,24 @@ export function loginBuckets(rateLimits: Config['rateLimits']): RateBucket[] {
   ];
 }
 
-/** Failed logins per account (the e-mail) across addresses; also used up by a wrong current password on a password change. */
+/** The (account, client address) pair of a login attempt, hashed: the key of the known-login store. */
+export const knownLoginKey = (request: FastifyRequest) => sha256(`${loginEmail(request)}|${clientAddress(request)}`);
+
+/**
+ * Failed logins per account (the e-mail) across addresses (SPEC §3.3): only a password checked and refused counts (a
+ * bad credential header is the address's failure, not a guess at the account); once over the limit the account
+ * refuses logins from addresses its owner has not logged in from within KNOWN_LOGIN_TTL_MS, never from those, so no
+ * set of addresses can keep the owner out of an account from where they use it. Also used up by a wrong current
+ * password on a password change.
+ */
 export const loginAccountBucket = (rateLimits: Config['rateLimits']): RateBucket => ({
   name: 'login-account',
   max: rateLimits.loginAccount.max,
   windowMs: rateLimits.loginAccount.windowMs,
   key: loginEmail,
   countOnlyStatus: 401,
+  countOnlyIf: (request) => request.passwordRefused === true,
+  exemptIf: (request) => request.server.identity.stores.knownLogins.has(knownLoginKey(request)),
 });
 
 /**
@@ -78,7 +99,7 @@ export function routeOptions(app: FastifyInstance): Partial<Record<OperationId, 
   const refresh: RateBucket = { name: 'refresh', max: rateLimits.refreshMax, windowMs: MINUTE_MS, key: clientAddress };
   const account = Object.entries(accountBuckets()).map(([operation, rateBuckets]) => [operation, { config: { rateBuckets } }]);
   return {
-    login: { config: { rateBuckets: loginBuckets(rateLimits) } },
+    login: { config: { rateBuckets: loginBuckets(rateLimits), credentialsCountAsLoginFailure: true } },
     refreshTokens: { config: { rateBuckets: [refresh] } },
     ...Object.fromEntries(account),
   };

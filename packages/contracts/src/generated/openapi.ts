@@ -19,10 +19,14 @@ export interface paths {
          *     A failed login answers `401 {"success": false, "error": ...}` and never reveals whether the
          *     email exists. A malformed body is `422`. Rate limited (`429`, on top of the default bucket)
          *     to 10 attempts per minute per client address + email and 20 per minute per client address
-         *     across emails, successful or not, and to 30 failed attempts per 15 minutes per account
-         *     (email) across addresses: once over it, the account refuses every login, also with the
-         *     right password, until that window ends (refused attempts do not extend it). The password policy (8–128 characters) is applied when a
-         *     password is set; here any non-empty password up to 128 characters is accepted for checking.
+         *     across emails, successful or not, and to 30 refused passwords per 15 minutes per account
+         *     (email) across addresses: once over it, the account refuses logins from addresses it was
+         *     never logged in to from (within 30 days) until that window ends, never from those, so no set
+         *     of addresses keeps the owner out where they use the account (refused attempts do not extend
+         *     the window). Every attempt is counted first: a credential header that does not verify is
+         *     answered `401` like a wrong password and counted against the sending address, never against
+         *     the account. The password policy (8–128 characters) is applied when a password is set; here
+         *     any non-empty password up to 128 characters is accepted for checking.
          */
         post: operations["login"];
         delete?: never;

@@ -5,16 +5,26 @@ import { clearSessionCookie, completeLogin } from '../../auth/login.js';
 import { requireUser } from '../../auth/principal.js';
 import { AppError } from '../../errors/app-error.js';
 import type { RestContext } from '../context.js';
+import { KNOWN_LOGIN_TTL_MS, knownLoginKey } from '../route-options.js';
 
 const LOGIN_FAILED = { success: false, error: 'Invalid email or password' } as const;
 
 export const authHandlers = {
   login: async ({ body }, { request, reply }) => {
     const { identity } = request.server;
+    // A credential header that did not verify (SPEC §3.3): counted like a wrong password by the address's buckets
+    // (already, before this runs), answered like one, and no guess at the account's password.
+    if (request.refusedCredential) return { status: 401, body: LOGIN_FAILED };
     const user = await identity.passwords.verify(body.email, body.password);
-    if (!user) return { status: 401, body: LOGIN_FAILED };
+    if (!user) {
+      request.passwordRefused = true;
+      return { status: 401, body: LOGIN_FAILED };
+    }
     try {
-      return { status: 200, body: await completeLogin(identity, request, reply, user, { session: body.session === true }) };
+      const answer = await completeLogin(identity, request, reply, user, { session: body.session === true });
+      // The owner logs in from here: the per-account guard never refuses this address for this account.
+      await identity.stores.knownLogins.remember(knownLoginKey(request), KNOWN_LOGIN_TTL_MS);
+      return { status: 200, body: answer };
     } catch (error) {
       // The password changed between its check and the sign-in (a reset racing this login): the password was wrong.
       if (error instanceof AppError && error.kind.status === 401) return { status: 401, body: LOGIN_FAILED };
