@@ -107,7 +107,7 @@ export class AccountLifecycle {
    * revocation (whoever held the account is out). The address the link reached is now verified. A weak password is
    * refused before the token is spent, so the link still works for a second try.
    */
-  async resetPassword(token: string, next: string): Promise<void> {
+  async resetPassword(token: string, next: string): Promise<{ email: string }> {
     const record = await this.identity.accountTokens.find(token, 'password_reset');
     if (!record) throw invalidToken();
     const user = await this.prisma.user.findUnique({ where: { id: record.userId }, select: { email: true } });
@@ -123,6 +123,7 @@ export class AccountLifecycle {
         await tx.user.updateMany({ where: { id: record.userId }, data: { passwordHash } });
       },
     });
+    return { email: record.email };
   }
 
   /** `POST /auth/email/verify`: the address the token was mailed to is verified, if the account still has it. */

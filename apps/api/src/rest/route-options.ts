@@ -44,8 +44,10 @@ export function loginBuckets(rateLimits: Config['rateLimits']): RateBucket[] {
   ];
 }
 
-/** The (account, client address) pair of a login attempt, hashed: the key of the known-login store. */
-export const knownLoginKey = (request: FastifyRequest) => sha256(`${loginEmail(request)}|${clientAddress(request)}`);
+/** An (account, client address) pair, hashed: the key of the known-login store. */
+export const knownLoginKeyOf = (email: string, request: FastifyRequest) => sha256(`${email.trim().toLowerCase()}|${clientAddress(request)}`);
+/** The pair of a login attempt (its body's e-mail). */
+export const knownLoginKey = (request: FastifyRequest) => knownLoginKeyOf(loginEmail(request), request);
 
 /**
  * Failed logins per account (the e-mail) across addresses (SPEC §3.3): only a password checked and refused counts (a

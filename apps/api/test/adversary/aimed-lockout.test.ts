@@ -58,6 +58,20 @@ describe('attack: distributed wrong passwords aimed at the owner', () => {
     expect((await login('192.0.2.50', { email: owner.email, password: WRONG })).statusCode).toBe(401);
   });
 
+  it('the owner on a new address while the guard holds: a password reset from there makes it theirs', async () => {
+    expect((await login('192.0.2.60', { email: owner.email, password: owner.password })).statusCode).toBe(429);
+    const token = await app.identity.accountTokens.issue(owner.id, 'password_reset', owner.email); // the mailed link's
+    const reset = await app.inject({
+      method: 'POST',
+      url: '/auth/password/reset',
+      payload: { token, newPassword: 'the owner is back in' },
+      headers: { 'x-forwarded-for': '192.0.2.60' },
+    });
+    expect(reset.statusCode).toBe(204);
+    expect((await login('192.0.2.60', { email: owner.email, password: 'the owner is back in' })).statusCode).toBe(200);
+    owner.password = 'the owner is back in';
+  });
+
   it('6,000 failures on made-up e-mails do not make the guard forget the account’s', async () => {
     const bucket = loginAccountBucket(app.config.rateLimits);
     for (let n = 0; n < 6_000; n++) await app.consumeRateLimit(bucket, { key: `made-up-${n}@example.com` }).catch(() => undefined);

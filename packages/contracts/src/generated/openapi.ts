@@ -22,8 +22,8 @@ export interface paths {
          *     across emails, successful or not, and to 30 refused passwords per 15 minutes per account
          *     (email) across addresses: once over it, the account refuses logins from addresses it was
          *     never logged in to from (within 30 days) until that window ends, never from those, so no set
-         *     of addresses keeps the owner out where they use the account (refused attempts do not extend
-         *     the window). Every attempt is counted first: a credential header that does not verify is
+         *     of addresses keeps the owner out where they use the account, and a password reset from a new
+         *     address makes it theirs too (refused attempts do not extend the window). Every attempt is counted first: a credential header that does not verify is
          *     answered `401` like a wrong password and counted against the sending address, never against
          *     the account. The password policy (8–128 characters) is applied when a password is set; here
          *     any non-empty password up to 128 characters is accepted for checking.

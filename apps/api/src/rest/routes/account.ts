@@ -5,7 +5,7 @@ import { setSessionCookie, tokenLogin } from '../../auth/login.js';
 import { requireUser } from '../../auth/principal.js';
 import { AppError } from '../../errors/app-error.js';
 import type { RestContext } from '../context.js';
-import { loginAccountBucket } from '../route-options.js';
+import { KNOWN_LOGIN_TTL_MS, knownLoginKeyOf, loginAccountBucket } from '../route-options.js';
 
 const ACCEPTED = { success: true } as const;
 
@@ -33,7 +33,10 @@ export const accountHandlers = {
   },
 
   resetPassword: async ({ body }, { request }) => {
-    await request.server.account.resetPassword(body.token, body.newPassword);
+    const { email } = await request.server.account.resetPassword(body.token, body.newPassword);
+    // Whoever followed the mailed link controls the address: from where they did, the account is theirs to log in to,
+    // even while the per-account login guard refuses new addresses (SPEC §3.3: the owner's way back in).
+    await request.server.identity.stores.knownLogins.remember(knownLoginKeyOf(email, request), KNOWN_LOGIN_TTL_MS);
     return { status: 204, body: undefined };
   },
 
