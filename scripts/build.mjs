@@ -1,6 +1,7 @@
 // Production build: bundles apps/api/src/main.ts with esbuild into apps/api/dist/ and copies the files it reads at run time.
 // Plain JS (not .ts) so that `pnpm build` needs no TypeScript loader and `pnpm start` stays quick to build.
-import { access, copyFile, cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { access, copyFile, cp, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -142,6 +143,25 @@ async function writeContract() {
   await writeFile(path.join(outdir, 'openapi.json'), JSON.stringify(jsYaml.load(text)));
 }
 
+/** Where a build records what it was made from (its inputs' paths and a stamp of their sizes and times). */
+const STAMP_FILE = path.join(outdir, 'build-stamp.json');
+
+/** A stamp of `files` (repository-relative): each one's path, size and modification time; a missing file changes it. */
+async function stampOf(files) {
+  const hash = createHash('sha256');
+  for (const file of files) {
+    const info = await stat(path.join(root, file)).catch(() => undefined);
+    hash.update(`${file}\0${info ? `${info.size}\0${info.mtimeMs}` : 'missing'}\n`);
+  }
+  return hash.digest('hex');
+}
+
+/** Whether apps/api/dist was built from the files as they are now (`pnpm start` then starts without rebuilding). */
+export async function buildIsCurrent() {
+  const recorded = await readFile(STAMP_FILE, 'utf8').then(JSON.parse, () => undefined);
+  return recorded !== undefined && recorded.stamp === (await stampOf(recorded.files));
+}
+
 export async function build() {
   await rm(outdir, { recursive: true, force: true });
   await mkdir(outdir, { recursive: true });
@@ -152,6 +172,7 @@ export async function build() {
       'pglite-worker': path.join(root, 'packages/db/src/embedded/pglite-worker.js'),
     },
     outdir,
+    absWorkingDir: root, // the metafile's paths, recorded in the stamp, are relative to the repository
     bundle: true,
     splitting: true, // lazily imported parts (Prisma's query compiler, the schema engine glue) load only when used
     format: 'esm',
@@ -183,10 +204,25 @@ export async function build() {
   await writeContract();
   await writeFile(path.join(outdir, 'package.json'), '{ "type": "module" }\n');
   await writeFile(path.join(outdir, 'main.js'), LAUNCHER);
+  // What this build was made from: every file esbuild read (sources and packages), the files copied beside it, the
+  // contract, and this script. A later `build.mjs --if-stale` rebuilds only when one of them changed.
+  const files = [
+    ...Object.keys(result.metafile.inputs),
+    ...RUNTIME_FILES.map((file) => path.relative(root, file)),
+    'openapi/openapi.yaml',
+    'scripts/build.mjs',
+    'pnpm-lock.yaml',
+  ].filter((file) => !file.includes(':'));
+  await writeFile(STAMP_FILE, JSON.stringify({ stamp: await stampOf(files), files }));
   return result;
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
+  // `pnpm start`: `--if-stale` starts from the existing build when nothing it was made from has changed.
+  if (process.argv.includes('--if-stale') && (await buildIsCurrent())) {
+    console.log('apps/api/dist is current (nothing it was built from has changed): not rebuilt');
+    process.exit(0);
+  }
   const started = performance.now();
   const result = await build();
   const bytes = Object.values(result.metafile.outputs).reduce((sum, output) => sum + output.bytes, 0);
