@@ -5,13 +5,10 @@ import type { FastifyInstance } from 'fastify';
 import { connect, type Socket } from 'node:net';
 import { createTestApp } from '../support/app.js';
 import { testConfig } from '../support/config.js';
+import { listen } from '../support/ws.js';
 
-async function listen(app: FastifyInstance): Promise<number> {
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const address = app.server.address();
-  if (!address || typeof address === 'string') throw new Error('not listening on TCP');
-  return address.port;
-}
+/** The port the app listens on (test/support/ws.ts's `listen`). */
+const portOf = async (app: FastifyInstance) => Number(new URL((await listen(app)).http).port);
 
 /** A raw socket from `localAddress` (any 127.0.0.0/8 address is this machine), connected. */
 async function socketFrom(port: number, localAddress = '127.0.0.1'): Promise<Socket> {
@@ -29,7 +26,7 @@ describe('attack: readers that stop reading', () => {
   let port: number;
   beforeAll(async () => {
     app = await createTestApp({ http: { ...testConfig().http, sendTimeoutMs: 1_000 } });
-    port = await listen(app);
+    port = await portOf(app);
   });
   afterAll(() => app.close());
 
@@ -71,7 +68,7 @@ describe('attack: one address holding every connection', () => {
   let port: number;
   beforeAll(async () => {
     app = await createTestApp({ http: { ...testConfig().http, maxConnectionsPerAddress: 3 } });
-    port = await listen(app);
+    port = await portOf(app);
   });
   afterAll(() => app.close());
 
