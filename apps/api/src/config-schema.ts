@@ -1,6 +1,8 @@
 // The environment the server reads (its variables, types, bounds and defaults) as a JSON Schema, and the Ajv options it
 // is validated with: the source of the generated validator (generated/config-validator.cjs, `pnpm codegen`).
 
+import { COLLECTION_WINDOW } from '@users-posts/contracts';
+
 export const CONFIG_SCHEMA = {
   type: 'object',
   // Unknown variables are dropped (removeAdditional), not refused: the environment holds much else.
@@ -62,6 +64,9 @@ export const CONFIG_SCHEMA = {
     MAIL_FROM: { type: 'string', minLength: 3, maxLength: 320, default: 'Users & Posts <no-reply@localhost>' },
     PUBLIC_URL: { type: 'string', pattern: '^https?://[^/\\s]+(/\\S*)?$' },
     RECENT_AUTH_MS: { type: 'integer', minimum: 1000, default: 600_000 },
+    EXACT_COUNT_LIMIT: { type: 'integer', minimum: 0, maximum: 1_000_000, default: 10_000 },
+    // The contract's `offset` maximum bounds the window: it may be lowered here, never raised past what clients were told.
+    MAX_OFFSET: { type: 'integer', minimum: 0, maximum: COLLECTION_WINDOW.maxOffset, default: COLLECTION_WINDOW.maxOffset },
     GRAPHIQL: { type: 'boolean', default: true },
   },
   dependencies: { ADMIN_EMAIL: ['ADMIN_PASSWORD'], ADMIN_PASSWORD: ['ADMIN_EMAIL'] },

@@ -1,4 +1,5 @@
 // Reads the environment once, validates it, and returns the typed Config the app is built from.
+import type { CollectionLimits } from './collection-limits.js';
 import { Ajv } from 'ajv';
 import path from 'node:path';
 import { CONFIG_AJV_OPTIONS } from './config-schema.js';
@@ -121,6 +122,8 @@ export interface Config {
   recentAuthMs: number;
   /** `GRAPHIQL`: GraphiQL at GET /graphql for browsers, and its assets under /graphiql/ (default true). */
   graphiql: boolean;
+  /** `EXACT_COUNT_LIMIT` and `MAX_OFFSET` (SPEC §4 "At scale"): how exactly the listings count, how deep they page. */
+  collections: CollectionLimits;
 }
 
 export interface MailConfig {
@@ -197,6 +200,8 @@ interface RawEnv {
   PUBLIC_URL?: string;
   RECENT_AUTH_MS: number;
   GRAPHIQL: boolean;
+  EXACT_COUNT_LIMIT: number;
+  MAX_OFFSET: number;
 }
 
 /**
@@ -287,6 +292,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     recentAuthMs: raw.RECENT_AUTH_MS,
     graphiql: raw.GRAPHIQL,
+    collections: { exactCountLimit: raw.EXACT_COUNT_LIMIT, maxOffset: raw.MAX_OFFSET },
   };
 }
 

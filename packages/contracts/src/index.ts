@@ -4,4 +4,4 @@ export type * from './generated/graphql.js';
 export type { paths, components, operations } from './generated/openapi.js';
 export type * from './rest.js';
 export { PRIVATE_FIELDS } from './generated/private-fields.js';
-export { REPRESENTATION_FIELDS } from './generated/representation-fields.js';
+export { COLLECTION_WINDOW, REPRESENTATION_FIELDS } from './generated/representation-fields.js';

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
+import { PGLITE_EXTENSIONS } from '@users-posts/schema-engine-bridge/pglite-extensions';
 import { openPGliteDatabase, openPostgresDatabase, type Database, type PoolOptions } from './database.js';
 import { PGLITE_POSTGRESQL_CONF } from './embedded/pglite-thread.js';
 import { applyMigrations, readMigrations } from './migrate.js';
@@ -28,7 +29,7 @@ async function templateKey(): Promise<string> {
 
 /** Migrate a new in-memory PGlite and dump its data directory (uncompressed: loads ~40% faster than gzip). */
 async function buildTemplate(): Promise<Uint8Array> {
-  const pglite = await PGlite.create();
+  const pglite = await PGlite.create({ extensions: PGLITE_EXTENSIONS });
   try {
     await applyMigrations({ pglite });
     return new Uint8Array(await (await pglite.dumpDataDir('none')).arrayBuffer());
@@ -128,6 +129,10 @@ export interface TestDatabaseOptions {
 export async function createTestDatabase(options: TestDatabaseOptions = {}): Promise<Database> {
   const serverUrl = process.env.DATABASE_URL;
   if (serverUrl) return createPostgresTestDatabase(serverUrl, options);
-  const pglite = await PGlite.create({ loadDataDir: await migratedTemplate(), postgresqlconf: PGLITE_POSTGRESQL_CONF });
+  const pglite = await PGlite.create({
+    loadDataDir: await migratedTemplate(),
+    postgresqlconf: PGLITE_POSTGRESQL_CONF,
+    extensions: PGLITE_EXTENSIONS,
+  });
   return openPGliteDatabase(pglite, { migrate: false });
 }

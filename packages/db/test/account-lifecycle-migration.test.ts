@@ -6,6 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { PGlite } from '@electric-sql/pglite';
+import { PGLITE_EXTENSIONS } from '@users-posts/schema-engine-bridge/pglite-extensions';
 import { applyMigrations, MIGRATIONS_DIR } from '../src/index.js';
 
 const MIGRATION = '20261127080001_account_lifecycle';
@@ -19,7 +20,7 @@ beforeAll(async () => {
   for (const folder of (await readdir(MIGRATIONS_DIR)).filter((name) => /^\d{14}_/.test(name) && name < MIGRATION)) {
     await cp(path.join(MIGRATIONS_DIR, folder), path.join(before, folder), { recursive: true });
   }
-  pglite = await PGlite.create();
+  pglite = await PGlite.create({ extensions: PGLITE_EXTENSIONS });
   await applyMigrations({ pglite }, { migrationsDir: before });
 });
 afterAll(async () => {

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { PGlite } from '@electric-sql/pglite';
+import { PGLITE_EXTENSIONS } from '@users-posts/schema-engine-bridge/pglite-extensions';
 import { applyMigrations, createDatabase, MIGRATIONS_DIR, Prisma, type Database } from '../src/index.js';
 
 describe('createDatabase (PGlite directory)', () => {
@@ -89,7 +90,7 @@ describe('createDatabase (PGlite directory)', () => {
     expect(await db.prisma.user.findMany({ select: { email: true } })).toEqual([{ email: 'bob@example.com' }]);
     await db.close();
 
-    const pglite = await PGlite.create(path.join(dir, 'pglite'));
+    const pglite = await PGlite.create(path.join(dir, 'pglite'), { extensions: PGLITE_EXTENSIONS });
     try {
       expect(await applyMigrations({ pglite })).toEqual([]);
     } finally {

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { PGlite } from '@electric-sql/pglite';
+import { PGLITE_EXTENSIONS } from '@users-posts/schema-engine-bridge/pglite-extensions';
 import { applyMigrations, readMigrations } from '../src/migrate.js';
 
 describe('applyMigrations', () => {
@@ -16,7 +17,7 @@ describe('applyMigrations', () => {
     await writeFile(path.join(dir, '1_ok', 'migration.sql'), `CREATE TABLE a (id int); INSERT INTO a VALUES (1); -- a ";" in a comment`);
     await mkdir(path.join(dir, '2_bad'));
     await writeFile(path.join(dir, '2_bad', 'migration.sql'), 'CREATE TABLE b (;');
-    pglite = await PGlite.create();
+    pglite = await PGlite.create({ extensions: PGLITE_EXTENSIONS });
   });
   afterAll(async () => {
     await pglite?.close();
@@ -50,7 +51,7 @@ describe('applyMigrations on an up-to-date database (the start-up fast path)', (
     await writeFile(path.join(dir, 'migration_lock.toml'), 'provider = "postgresql"\n');
     await mkdir(path.join(dir, '1_first'));
     await writeFile(path.join(dir, '1_first', 'migration.sql'), 'CREATE TABLE first (id int);');
-    pglite = await PGlite.create();
+    pglite = await PGlite.create({ extensions: PGLITE_EXTENSIONS });
   });
   afterAll(async () => {
     await pglite?.close();

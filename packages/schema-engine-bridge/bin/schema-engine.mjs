@@ -26,6 +26,7 @@ import pg from 'pg';
 import { parseIntoClientConfig } from 'pg-connection-string';
 import { DirectoryLockedError, openOwned } from '../src/directory-lock.js';
 import { keepWebAssemblyOnBaselineCompiler, optimiseWebAssemblyFromEnv } from '../src/webassembly-tier.js';
+import { PGLITE_EXTENSIONS } from '../src/pglite-extensions.js';
 import { openSchemaEngine, schemaEngineVersion } from '../src/load-wasm-engine.js';
 import { pgMigrationAdapter, pgliteMigrationAdapter } from '../src/migration-adapters.js';
 import { SHADOW_GAP, createMigrationViaReplay, diffWithMigrationsViaReplay, evaluateDataLossViaReplay } from '../src/shadow-replay.js';
@@ -66,9 +67,9 @@ let lockFailure;
 async function openLocked(dir) {
   // As the server: PostgreSQL's WebAssembly stays off V8's optimising compiler unless PGLITE_WASM_TIER_UP=true.
   if (!optimiseWebAssemblyFromEnv(process.env)) keepWebAssemblyOnBaselineCompiler();
-  if (!dir) return PGlite.create();
+  if (!dir) return PGlite.create({ extensions: PGLITE_EXTENSIONS });
   try {
-    return await openOwned(dir, () => PGlite.create(dir));
+    return await openOwned(dir, () => PGlite.create(dir, { extensions: PGLITE_EXTENSIONS }));
   } catch (error) {
     // The WASM engine passes a failure on only as "External error id#N": keep the lock's refusal to report it.
     if (error instanceof DirectoryLockedError) lockFailure = error;

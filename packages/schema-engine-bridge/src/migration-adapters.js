@@ -1,6 +1,7 @@
 // Driver adapter factories that the WASM schema engine migrates through: PostgreSQL (@prisma/adapter-pg) and PGlite
 // (pglite-prisma-adapter), each with the small fixes the engine needs. Shared by bin/schema-engine.mjs and src/*.ts.
 import { PGlite } from '@electric-sql/pglite';
+import { PGLITE_EXTENSIONS } from './pglite-extensions.js';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { ColumnTypeEnum } from '@prisma/driver-adapter-utils';
 import pg from 'pg';
@@ -147,7 +148,7 @@ class PGliteMigrationAdapterFactory extends PrismaPGlite {
   }
   /** The shadow database (to replay migrations in `migrate dev`) is a throwaway in-memory PGlite. */
   async connectToShadowDb() {
-    const shadow = new PGlite();
+    const shadow = new PGlite({ extensions: PGLITE_EXTENSIONS });
     const adapter = withScriptRunner(await new PrismaPGlite(shadow).connect(), (script) => shadow.exec(script));
     adapter.dispose = () => shadow.close();
     return this.adapters.track(adapter);

@@ -1,4 +1,5 @@
 // The collection conventions of SPEC §4: which paging mode, sort, fields and search each query string asks for, and the 400s.
+import { beyondOffsetWindow, DEFAULT_COLLECTION_LIMITS } from '../collection-limits.js';
 import { describe, expect, it } from '@jest/globals';
 import { ErrorKinds } from '../errors/app-error.js';
 import {
@@ -64,8 +65,21 @@ describe('paging', () => {
     expect(refusal(() => parse(params))).toMatchObject(refused(parameter, 'must be a finite integer'));
   });
 
-  it('lets a huge finite page through: it is past the end, not an error', () => {
-    expect(parse({ page: 1e20 }).paging).toEqual({ mode: 'page', page: 1e20, pageSize: 20 });
+  it('refuses a page or offset that skips more than the offset window, naming it (SPEC §4 "At scale")', () => {
+    const beyond = (parameter: string) => refused(parameter, beyondOffsetWindow(DEFAULT_COLLECTION_LIMITS));
+    expect(() => parse({ page: 1e20 })).toThrow(expect.objectContaining(beyond('page')));
+    expect(parse({ page: 501 }).paging).toEqual({ mode: 'page', page: 501, pageSize: 20 }); // skips exactly 10 000
+    expect(() => parse({ page: 502 })).toThrow(expect.objectContaining(beyond('page')));
+    expect(parse({ offset: 10_000 }).paging).toEqual({ mode: 'offset', offset: 10_000, limit: 20 });
+    expect(() => parse({ offset: 10_001 })).toThrow(expect.objectContaining(beyond('offset')));
+    expect(parse({ cursor: '', limit: 100 }).paging.mode).toBe('cursor'); // cursors have no depth limit
+  });
+
+  it('takes a lower MAX_OFFSET from the configuration', () => {
+    const lowered = { exactCountLimit: 10, maxOffset: 100 };
+    expect(() => parseCollectionQuery({ offset: 101 }, USERS, lowered)).toThrow(
+      expect.objectContaining(refused('offset', beyondOffsetWindow(lowered))),
+    );
   });
 });
 

@@ -1,6 +1,7 @@
 // Parses the collection conventions of SPEC §4 (paging mode, sort syntaxes, fields, search) once for every list.
 import { AppError } from '../errors/app-error.js';
 import { isStorableText } from '../text.js';
+import { beyondOffsetWindow, DEFAULT_COLLECTION_LIMITS, type CollectionLimits } from '../collection-limits.js';
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
@@ -52,23 +53,29 @@ const badParameter = (parameter: string, message: string): AppError =>
 
 /**
  * `page` and `offset` have no upper bound in the contract, so `1e400` arrived as Infinity (a 500: the page number
- * could not be answered). A huge finite one is just past the end (an empty page, see findPage).
+ * could not be answered). A finite one beyond the offset window is refused by parsePaging.
  */
 function position(params: CollectionParams, name: 'page' | 'offset'): void {
   const value = params[name];
   if (value !== undefined && !Number.isFinite(value)) throw badParameter(name, 'must be a finite integer');
 }
 
-function parsePaging(params: CollectionParams): Paging {
+function parsePaging(params: CollectionParams, limits: CollectionLimits): Paging {
   position(params, 'page');
   position(params, 'offset');
   if (params.cursor !== undefined) {
     return { mode: 'cursor', cursor: params.cursor || undefined, limit: params.limit ?? DEFAULT_PAGE_SIZE };
   }
+  // SPEC §4 "At scale": OFFSET reads every row it skips, so pages skip at most MAX_OFFSET rows; cursors go deeper.
   if (params.offset !== undefined || params.limit !== undefined) {
-    return { mode: 'offset', offset: params.offset ?? 0, limit: params.limit ?? DEFAULT_PAGE_SIZE };
+    const offset = params.offset ?? 0;
+    if (offset > limits.maxOffset) throw badParameter('offset', beyondOffsetWindow(limits));
+    return { mode: 'offset', offset, limit: params.limit ?? DEFAULT_PAGE_SIZE };
   }
-  return { mode: 'page', page: params.page ?? 1, pageSize: params.pageSize ?? params.size ?? DEFAULT_PAGE_SIZE };
+  const page = params.page ?? 1;
+  const pageSize = params.pageSize ?? params.size ?? DEFAULT_PAGE_SIZE;
+  if ((page - 1) * pageSize > limits.maxOffset) throw badParameter('page', beyondOffsetWindow(limits));
+  return { mode: 'page', page, pageSize };
 }
 
 function parseSort<Field extends string>(params: CollectionParams, sortable: readonly Field[]): CollectionQuery<Field>['sort'] {
@@ -111,13 +118,17 @@ export function likeLiteral(text: string): string {
   return text.replace(/[\\%_]/g, (char) => `\\${char}`);
 }
 
-export function parseCollectionQuery<Field extends string>(params: CollectionParams, rules: CollectionRules<Field>): CollectionQuery<Field> {
+export function parseCollectionQuery<Field extends string>(
+  params: CollectionParams,
+  rules: CollectionRules<Field>,
+  limits: CollectionLimits = DEFAULT_COLLECTION_LIMITS,
+): CollectionQuery<Field> {
   const search = (params.q ?? params.search)?.trim();
   if (search !== undefined && !isStorableText(search)) {
     throw badParameter(params.q !== undefined ? 'q' : 'search', 'must not contain NUL characters or unpaired surrogates');
   }
   return {
-    paging: parsePaging(params),
+    paging: parsePaging(params, limits),
     sort: parseSort(params, rules.sortable),
     fields: parseFields(params.fields, rules.selectable),
     search: search ? likeLiteral(search) : undefined,

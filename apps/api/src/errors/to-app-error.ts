@@ -3,7 +3,8 @@
 import { isDatabaseUnavailableError } from '@users-posts/db';
 import { GraphQLError } from 'graphql';
 import { fieldErrors, type AjvFailure } from './ajv.js';
-import { AppError, ErrorKinds, type ErrorKindName } from './app-error.js';
+import { AppError, ErrorKinds, type ErrorKindName, type FieldError } from './app-error.js';
+import { beyondOffsetWindow, DEFAULT_COLLECTION_LIMITS } from '../collection-limits.js';
 import { fromPrismaCode } from './prisma.js';
 import { databaseUnavailable } from './unavailable.js';
 
@@ -36,6 +37,17 @@ export function originalOf(error: unknown): unknown {
 }
 
 /**
+ * An `offset` past the contract's maximum (the offset window, SPEC §4 "At scale") said with the way on, cursor paging,
+ * rather than Ajv's bare `must be <= 10000`: the same words as a page or a lowered MAX_OFFSET (collections/query.ts).
+ */
+function offsetWindowFailure(failures: AjvFailure[], field: FieldError): FieldError {
+  const beyond = failures.some((failure) => failure.instancePath === '/offset' && failure.keyword === 'maximum');
+  return field.field === 'offset' && beyond ? { field: 'offset', message: WINDOW } : field;
+}
+
+const WINDOW = beyondOffsetWindow(DEFAULT_COLLECTION_LIMITS);
+
+/**
  * The AppError a failure stands for, or undefined when it is not one the product means to report (a bug: rendered as
  * the 500 or INTERNAL_SERVER_ERROR whose details are masked).
  */
@@ -46,10 +58,14 @@ export function toAppError(thrown: unknown): AppError | undefined {
   if (typeof error !== 'object' || error === null || typeof (error as { message?: unknown }).message !== 'string') return undefined;
   const framework = error as FrameworkError;
   if (framework.validation) {
-    const fields = fieldErrors(framework.validation);
+    const fields = fieldErrors(framework.validation).map((field) => offsetWindowFailure(framework.validation!, field));
     return framework.validationContext === 'body'
       ? new AppError('VALIDATION_FAILED', 'Validation failed', fields)
-      : new AppError('BAD_QUERY_PARAMETER', `Invalid ${fields.map((f) => f.field).join(', ')}`, fields);
+      : new AppError(
+          'BAD_QUERY_PARAMETER',
+          `Invalid ${fields.map((f) => (f.message === WINDOW ? `${f.field}: ${WINDOW}` : f.field)).join(', ')}`,
+          fields,
+        );
   }
   const kind = typeof framework.code === 'string' ? CODES[framework.code] : undefined;
   if (kind === 'BAD_REQUEST')

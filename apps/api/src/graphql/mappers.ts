@@ -3,3 +3,10 @@
 // packages/client uses) know nothing of Prisma.
 export type { Post as PostModel } from '@users-posts/db';
 export type { PublicUser as UserModel } from '../services/users.js';
+
+/** A connection page whose `totalCount` is counted only when a query selects it (resolvers/post-connection.ts). */
+export interface PostConnectionModel {
+  edges: { cursor: string; node: import('@users-posts/db').Post }[];
+  pageInfo: { startCursor: string | null; endCursor: string | null; hasNextPage: boolean; hasPreviousPage: boolean };
+  totalCount: () => Promise<number>;
+}

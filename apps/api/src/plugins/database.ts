@@ -79,7 +79,7 @@ async function databasePlugin(app: FastifyInstance, opts: DatabasePluginOptions)
   const { databaseUrl } = app.config;
   const database = opts.database ?? (databaseUrl ? await openPostgres(app, databaseUrl) : embeddedDatabase(app, opts.pgliteThread));
   app.decorate('db', database);
-  app.decorate('services', createServices(database, app.sharedState.events));
+  app.decorate('services', createServices(database, app.sharedState.events, app.config.collections));
   app.addHook('onClose', async () => database.close());
 }
 

@@ -13,6 +13,6 @@ export function pageEnvelope<Row, Item extends { id: number }>(result: PageResul
   if (result.mode === 'cursor') {
     return { code: 0, message: 'ok', paging: 'cursor', data: { items, nextCursor: result.nextCursor, hasMore: result.hasMore } } as const;
   }
-  const { total, page, pageSize, totalPages } = result;
-  return { code: 0, message: 'ok', paging: 'page', data: { items, total, page, pageSize, totalPages } } as const;
+  const { total, page, pageSize, totalPages, totalExact } = result;
+  return { code: 0, message: 'ok', paging: 'page', data: { items, total, page, pageSize, totalPages, totalExact } } as const;
 }

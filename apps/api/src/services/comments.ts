@@ -3,6 +3,7 @@ import type { Comment, PrismaClient, SqlReader } from '@users-posts/db';
 import { requireUser, type Principal } from '../auth/principal.js';
 import { CREATED_AT_FIELD, findPage, ID_FIELD, type PageResult, type PageSource } from '../collections/page.js';
 import type { CollectionQuery } from '../collections/query.js';
+import { DEFAULT_COLLECTION_LIMITS, type CollectionLimits } from '../collection-limits.js';
 import { AppError } from '../errors/app-error.js';
 import { parseId } from './ids.js';
 import { translatePrismaError } from '../errors/prisma.js';
@@ -43,11 +44,12 @@ export class CommentsService {
   constructor(
     private readonly prisma: PrismaClient,
     private readonly sql: SqlReader,
+    private readonly limits: CollectionLimits = DEFAULT_COLLECTION_LIMITS,
   ) {}
 
   /** One page of comments by the collection conventions. */
   page(query: CollectionQuery<CommentSortField>, filter: CommentFilter = {}): Promise<PageResult<Comment>> {
-    return findPage(this.sql, COMMENTS_PAGE, query, { equal: { postId: filter.postId, authorId: filter.userId }, searchIn: ['body'] });
+    return findPage(this.sql, COMMENTS_PAGE, query, { equal: { postId: filter.postId, authorId: filter.userId }, searchIn: ['body'] }, this.limits);
   }
 
   async get(id: string | number): Promise<Comment | null> {

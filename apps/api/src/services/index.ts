@@ -1,5 +1,6 @@
 // The domain layer: one set of services per app, called by both REST handlers and GraphQL resolvers.
 import type { Database } from '@users-posts/db';
+import { DEFAULT_COLLECTION_LIMITS, type CollectionLimits } from '../collection-limits.js';
 import { CommentsService } from './comments.js';
 import type { EventBus } from '../shared-state/events/bus.js';
 import { createMemoryEventBus } from '../shared-state/events/memory.js';
@@ -13,16 +14,23 @@ export interface Services {
   comments: CommentsService;
   orders: OrdersService;
   events: EventBus;
+  /** How deep and how exactly the listings of both doors page (MAX_OFFSET, EXACT_COUNT_LIMIT). */
+  limits: CollectionLimits;
 }
 
 /** The services on `db`: its Prisma client, and its SQL reader for the hot reads (by id, pages, relations). */
-export function createServices(db: Pick<Database, 'prisma' | 'sql'>, events: EventBus = createMemoryEventBus()): Services {
+export function createServices(
+  db: Pick<Database, 'prisma' | 'sql'>,
+  events: EventBus = createMemoryEventBus(),
+  limits: CollectionLimits = DEFAULT_COLLECTION_LIMITS,
+): Services {
   const { prisma, sql } = db;
   return {
-    users: new UsersService(prisma, sql),
-    posts: new PostsService(prisma, sql, events),
-    comments: new CommentsService(prisma, sql),
-    orders: new OrdersService(prisma, sql),
+    users: new UsersService(prisma, sql, limits),
+    posts: new PostsService(prisma, sql, events, limits),
+    comments: new CommentsService(prisma, sql, limits),
+    orders: new OrdersService(prisma, sql, limits),
     events,
+    limits,
   };
 }

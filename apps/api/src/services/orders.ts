@@ -3,6 +3,7 @@ import type { Order, OrderStatus, PrismaClient, SqlReader } from '@users-posts/d
 import { canActFor, requireAuthenticated, type AuthenticatedPrincipal, type Principal } from '../auth/principal.js';
 import { CREATED_AT_FIELD, findPage, ID_FIELD, type PageResult, type PageSource } from '../collections/page.js';
 import type { CollectionQuery } from '../collections/query.js';
+import { DEFAULT_COLLECTION_LIMITS, type CollectionLimits } from '../collection-limits.js';
 import { AppError } from '../errors/app-error.js';
 import { parseId } from './ids.js';
 import { translatePrismaError } from '../errors/prisma.js';
@@ -46,6 +47,7 @@ export class OrdersService {
   constructor(
     private readonly prisma: PrismaClient,
     private readonly sql: SqlReader,
+    private readonly limits: CollectionLimits = DEFAULT_COLLECTION_LIMITS,
   ) {}
 
   /**
@@ -78,7 +80,7 @@ export class OrdersService {
     filter: OrderFilter = {},
   ): Promise<PageResult<Order>> {
     const owner = await this.authorize(principal, userId);
-    return findPage(this.sql, ORDERS_PAGE, query, { equal: { userId: owner.userId, status: filter.status }, searchIn: ['product'] });
+    return findPage(this.sql, ORDERS_PAGE, query, { equal: { userId: owner.userId, status: filter.status }, searchIn: ['product'] }, this.limits);
   }
 
   async get(principal: Principal, userId: string | number, orderId: string | number): Promise<Order> {

@@ -4,12 +4,14 @@ import { canActFor, requireAuthenticated, type Principal } from '../auth/princip
 import { decodeCursor, encodeCursor } from '../collections/cursor.js';
 import { CREATED_AT_FIELD, findPage, ID_FIELD, type PageResult, type PageSource } from '../collections/page.js';
 import type { CollectionQuery } from '../collections/query.js';
+import { DEFAULT_COLLECTION_LIMITS, type CollectionLimits } from '../collection-limits.js';
 import { AppError } from '../errors/app-error.js';
 import type { EventBus } from '../shared-state/events/bus.js';
 import { parseId } from './ids.js';
 import { translatePrismaError } from '../errors/prisma.js';
 import { LIST_MAX, type Window } from './users.js';
 import { storedAsIs } from './storage-mapping.js';
+import { countedRows } from '../collections/row-counts.js';
 import { validateInput, type ContractInput, type Unvalidated } from './validation.js';
 
 /** A new post: the contract's CreatePostInput, and its author (a path parameter on REST, an argument on GraphQL). */
@@ -20,7 +22,8 @@ export interface PostsConnection {
   cursors: string[];
   hasNextPage: boolean;
   hasPreviousPage: boolean;
-  totalCount: number;
+  /** Counted only when asked (GraphQL resolves `totalCount` only when it is selected). */
+  totalCount: () => Promise<number>;
 }
 
 const MAX_PAGE = 100;
@@ -62,6 +65,7 @@ export type PostRow<F extends PostReadableField = PostReadableField> = Pick<Post
 const POSTS_PAGE: PageSource<PostSortField | 'authorId' | 'content'> = {
   collection: 'posts',
   table: 'posts',
+  counted: 'posts',
   columns: POST_COLUMNS,
   fields: {
     id: ID_FIELD,
@@ -77,6 +81,7 @@ export class PostsService {
     private readonly prisma: PrismaClient,
     private readonly sql: SqlReader,
     private readonly events: EventBus,
+    private readonly limits: CollectionLimits = DEFAULT_COLLECTION_LIMITS,
   ) {}
 
   /** Posts in id order; without a `limit`, every post up to LIST_MAX (SPEC §2: the work of one request is bounded). */
@@ -90,7 +95,7 @@ export class PostsService {
 
   /** One page of posts by the collection conventions (filter by author, search over title and content). */
   page(query: CollectionQuery<PostSortField>, filter: { authorId?: number | undefined } = {}): Promise<PageResult<Post>> {
-    return findPage(this.sql, POSTS_PAGE, query, { equal: { authorId: filter.authorId }, searchIn: ['title', 'content'] });
+    return findPage(this.sql, POSTS_PAGE, query, { equal: { authorId: filter.authorId }, searchIn: ['title', 'content'] }, this.limits);
   }
 
   async get(id: string | number): Promise<Post | null> {
@@ -105,10 +110,14 @@ export class PostsService {
     return this.prisma.post.findMany({ orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: pageSize(limit, 'limit') });
   }
 
-  /** A Relay connection's page, in id order after an opaque cursor (`postsConnection`). */
+  /**
+   * A Relay connection's page, in id order after an opaque cursor (`postsConnection`). Each part costs a page whatever
+   * the table's size: the page is an index range, `hasPreviousPage` asks whether one post lies at or before the cursor
+   * (not how many), and `totalCount` is read only when the query selects it, from the counters the writes keep.
+   */
   async connection(first: number, after: string | null | undefined): Promise<PostsConnection> {
     const take = pageSize(first, 'first');
-    let afterId: number | undefined;
+    let afterId = 0;
     if (after) {
       try {
         afterId = decodeCursor(after, CONNECTION_SCOPE, { parameter: 'after' }).id;
@@ -116,14 +125,20 @@ export class PostsService {
         throw new AppError('VALIDATION_FAILED', 'Invalid cursor', [{ field: 'after', message: 'is not a cursor of this connection' }]);
       }
     }
-    const where = afterId === undefined ? {} : { id: { gt: afterId } };
-    const [rows, totalCount, before] = await Promise.all([
-      this.prisma.post.findMany({ where, orderBy: { id: 'asc' }, take: take + 1 }),
-      this.prisma.post.count(),
-      afterId === undefined ? Promise.resolve(0) : this.prisma.post.count({ where: { id: { lte: afterId } } }),
+    const [rows, before] = await Promise.all([
+      this.sql.rows<Post>(`SELECT ${POST_COLUMNS} FROM posts WHERE id > $1 ORDER BY id LIMIT $2`, [afterId, take + 1], PREPARED),
+      after
+        ? this.sql.rows<{ found: boolean }>(`SELECT EXISTS (SELECT 1 FROM posts WHERE id <= $1) AS found`, [afterId], PREPARED)
+        : Promise.resolve([{ found: false }]),
     ]);
     const posts = rows.slice(0, take);
-    return { posts, cursors: posts.map(postCursor), hasNextPage: rows.length > take, hasPreviousPage: before > 0, totalCount };
+    return {
+      posts,
+      cursors: posts.map(postCursor),
+      hasNextPage: rows.length > take,
+      hasPreviousPage: before[0]?.found ?? false,
+      totalCount: () => this.count(),
+    };
   }
 
   /** Writes a post as `principal` (the author itself, or an ADMIN for anyone) and emits postCreated. */
@@ -166,7 +181,8 @@ export class PostsService {
     return authorIds.map((id) => byAuthor.get(id) ?? []);
   }
 
+  /** How many posts there are: exact, from the counters the writes keep (O(1)). */
   count(): Promise<number> {
-    return this.prisma.post.count();
+    return countedRows(this.sql, 'posts');
   }
 }

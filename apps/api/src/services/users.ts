@@ -2,6 +2,7 @@
 import { columnOf, PREPARED, Prisma, type PrismaClient, type Role, type SqlReader, type User } from '@users-posts/db';
 import { CREATED_AT_FIELD, findPage, ID_FIELD, type PageResult, type PageSource } from '../collections/page.js';
 import type { CollectionQuery } from '../collections/query.js';
+import { DEFAULT_COLLECTION_LIMITS, type CollectionLimits } from '../collection-limits.js';
 import { hashPassword, inLanes } from '../auth/credentials/passwords.js';
 import type { AccountHooks } from '../auth/account-lifecycle.js';
 import { assertStrongPassword } from '../auth/password-policy.js';
@@ -11,6 +12,7 @@ import { parseId } from './ids.js';
 import { translatePrismaError } from '../errors/prisma.js';
 import { lockExpected, preconditionFailed, type Expectation } from './preconditions.js';
 import { storedAsIs } from './storage-mapping.js';
+import { countedRows } from '../collections/row-counts.js';
 import { nullableFields, validateInput, type ContractInput, type Unvalidated } from './validation.js';
 import { madeForTheCaller, mayReadEveryonesPrivate, privateFieldsOf } from './visibility.js';
 
@@ -78,6 +80,7 @@ export const PUBLIC_USER_COLUMNS = PUBLIC_USER_FIELDS.map((field) => (columnOf(f
 const USERS_PAGE: PageSource<UserSortField | keyof UserFilter> = {
   collection: 'users',
   table: 'users',
+  counted: 'users',
   columns: PUBLIC_USER_COLUMNS,
   fields: {
     id: ID_FIELD,
@@ -110,6 +113,7 @@ export class UsersService {
   constructor(
     private readonly prisma: PrismaClient,
     private readonly sql: SqlReader,
+    private readonly limits: CollectionLimits = DEFAULT_COLLECTION_LIMITS,
   ) {}
 
   setAccountHooks(hooks: AccountHooks): void {
@@ -133,7 +137,7 @@ export class UsersService {
    */
   page(viewer: Principal, query: CollectionQuery<UserSortField>, filter: UserFilter = {}): Promise<PageResult<PublicUser>> {
     const searchIn = SEARCHABLE_USER_FIELDS.filter((field) => mayReadEveryonesPrivate(viewer) || !privateFieldsOf('User').has(field));
-    return findPage(this.sql, USERS_PAGE, query, { equal: { role: filter.role, age: filter.age }, searchIn });
+    return findPage(this.sql, USERS_PAGE, query, { equal: { role: filter.role, age: filter.age }, searchIn }, this.limits);
   }
 
   /** The user with this external id, or null. */
@@ -328,8 +332,9 @@ export class UsersService {
     });
   }
 
+  /** How many users there are: exact, from the counters the writes keep (O(1)). */
   count(): Promise<number> {
-    return this.prisma.user.count();
+    return countedRows(this.sql, 'users');
   }
 }
 

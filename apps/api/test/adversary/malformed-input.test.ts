@@ -77,18 +77,22 @@ describe('numbers beyond any range', () => {
     ]);
   });
 
-  it('refuses a page or offset beyond 32 bits (as GraphQL Int) naming it, and answers the largest with an empty page past the end', async () => {
+  it('refuses a page or offset beyond 32 bits (as GraphQL Int) or beyond the offset window naming it, and answers the deepest with an empty page past the end', async () => {
     await expectAllRefused([
       { url: '/api/v1/users?page=99999999999999999999', field: 'page' },
       { url: '/api/v1/users?page=2147483648', field: 'page' },
+      { url: '/api/v1/users?page=2147483647', field: 'page' },
       { url: '/api/v1/users?offset=1e300&limit=1', field: 'offset' },
       { url: '/api/v1/users?offset=2147483647&limit=1', field: 'offset' },
+      { url: '/api/v1/users?offset=10001&limit=1', field: 'offset' },
     ]);
-    for (const query of ['page=2147483647', 'offset=2147483646&limit=1']) {
+    for (const [query, page] of [
+      ['page=10001&pageSize=1', 10001],
+      ['offset=10000&limit=1', 10001],
+    ] as const) {
       const reply = await app.inject({ method: 'GET', url: `/api/v1/users?${query}` });
       expect(reply.statusCode).toBe(200);
-      // `page` stays a 32-bit integer as the contract declares it: offset ÷ limit + 1 ≤ 2147483647
-      expect(reply.json()).toMatchObject({ data: { items: [], page: 2147483647 } });
+      expect(reply.json()).toMatchObject({ data: { items: [], page } });
     }
   });
 

@@ -76,18 +76,18 @@ describe('GET /api/v1/posts', () => {
       code: 0,
       message: 'ok',
       paging: 'page',
-      data: { items: posts.map(postJson), total: 5, page: 1, pageSize: 20, totalPages: 1 },
+      data: { items: posts.map(postJson), total: 5, page: 1, pageSize: 20, totalPages: 1, totalExact: true },
     });
   });
 
   it('pages by page/pageSize and size, and by offset/limit', async () => {
     const page2 = await get('/api/v1/posts?page=2&pageSize=2');
-    expect(page2.body.data).toEqual({ items: posts.slice(2, 4).map(postJson), total: 5, page: 2, pageSize: 2, totalPages: 3 });
+    expect(page2.body.data).toEqual({ items: posts.slice(2, 4).map(postJson), total: 5, page: 2, pageSize: 2, totalPages: 3, totalExact: true });
     expect((await get('/api/v1/posts?page=3&size=2')).body.data).toMatchObject({ page: 3, pageSize: 2, total: 5 });
     expect(ids((await get('/api/v1/posts?page=3&size=2')).body.data.items)).toEqual([posts[4]!.id]);
     const offset = await get('/api/v1/posts?offset=3&limit=2');
-    expect(offset.body.data).toEqual({ items: posts.slice(3, 5).map(postJson), total: 5, page: 2, pageSize: 2, totalPages: 3 });
-    expect((await get('/api/v1/posts?limit=1')).body.data).toMatchObject({ page: 1, pageSize: 1, total: 5, totalPages: 5 });
+    expect(offset.body.data).toEqual({ items: posts.slice(3, 5).map(postJson), total: 5, page: 2, pageSize: 2, totalPages: 3, totalExact: true });
+    expect((await get('/api/v1/posts?limit=1')).body.data).toMatchObject({ page: 1, pageSize: 1, total: 5, totalPages: 5, totalExact: true });
   });
 
   it('walks every post with cursor paging, without skips or repeats, in createdAt order', async () => {
@@ -123,7 +123,7 @@ describe('GET /api/v1/posts', () => {
     expect(ids((await get(`/api/v1/posts?search=FRUIT&authorId=${bob.id}`)).body.data.items)).toEqual([posts[2]!.id]);
     const fields = await get('/api/v1/posts?fields=title&pageSize=1');
     expect(fields.body.data.items).toEqual([{ id: posts[0]!.id, title: posts[0]!.title }]);
-    expect((await get('/api/v1/posts?authorId=987654')).body.data).toMatchObject({ items: [], total: 0, totalPages: 0 });
+    expect((await get('/api/v1/posts?authorId=987654')).body.data).toMatchObject({ items: [], total: 0, totalPages: 0, totalExact: true });
   });
 
   it.each([
@@ -170,7 +170,7 @@ describe('GET /api/v1/comments', () => {
       code: 0,
       message: 'ok',
       paging: 'page',
-      data: { items: comments.map(commentJson), total: 5, page: 1, pageSize: 20, totalPages: 1 },
+      data: { items: comments.map(commentJson), total: 5, page: 1, pageSize: 20, totalPages: 1, totalExact: true },
     });
   });
 
@@ -198,7 +198,13 @@ describe('GET /api/v1/comments', () => {
     expect(rounds).toBe(3);
     expect(seen).toEqual(comments.map((c) => c.id));
     expect(ids((await get('/api/v1/comments?sort=id,desc&offset=1&limit=2')).body.data.items)).toEqual([comments[3]!.id, comments[2]!.id]);
-    expect((await get('/api/v1/comments?page=2&pageSize=3')).body.data).toMatchObject({ page: 2, pageSize: 3, total: 5, totalPages: 2 });
+    expect((await get('/api/v1/comments?page=2&pageSize=3')).body.data).toMatchObject({
+      page: 2,
+      pageSize: 3,
+      total: 5,
+      totalPages: 2,
+      totalExact: true,
+    });
   });
 
   it.each([

@@ -279,6 +279,7 @@ describe('the collection pager against the Prisma client', () => {
               page: 2,
               pageSize: 3,
               totalPages: Math.ceil(expected.length / 3),
+              totalExact: true,
             },
           });
         }

@@ -89,10 +89,22 @@ describe('GET /api/v1/users paging', () => {
   });
 
   it('answers a page or offset past the last row with an empty page, not a 500 (found by the fuzz)', async () => {
-    for (const query of ['page=2147483647', 'offset=2147483646&limit=5']) {
+    for (const query of ['page=101&pageSize=100', 'offset=10000&limit=5']) {
       const { status, body } = await get(`/api/v1/users?${query}`);
       expect(status).toBe(200);
-      expect(body.data).toMatchObject({ items: [], total: 25 });
+      expect(body.data).toMatchObject({ items: [], total: 25, totalExact: true });
+    }
+  });
+
+  it('refuses a page or offset beyond the offset window (SPEC §4 "At scale"), naming it and pointing to cursors', async () => {
+    for (const [query, parameter] of [
+      ['page=2147483647', 'page'],
+      ['page=102&pageSize=100', 'page'],
+      ['offset=10001&limit=5', 'offset'],
+    ] as const) {
+      const { status, body } = await get(`/api/v1/users?${query}`);
+      expect({ query, status, code: body.code, field: body.errors?.[0]?.field }).toEqual({ query, status: 400, code: 40001, field: parameter });
+      expect(body.message).toMatch(/cursor/);
     }
   });
 

@@ -2,6 +2,7 @@
 import path from 'node:path';
 import os from 'node:os';
 import type { Config } from '../../src/config.js';
+import { DEFAULT_COLLECTION_LIMITS } from '../../src/collection-limits.js';
 import { DEFAULT_GRAPHQL_LIMITS } from '../../src/graphql/limits.js';
 import { generateSecrets } from '../../src/secrets.js';
 
@@ -55,6 +56,7 @@ export function testConfig({ rateLimits, ...overrides }: TestConfigOverrides = {
     mail: { smtpUrl: undefined, from: 'Users & Posts <no-reply@users-posts.test>', publicUrl: 'https://app.users-posts.test' },
     recentAuthMs: 600_000,
     graphiql: true,
+    collections: DEFAULT_COLLECTION_LIMITS,
     ...overrides,
   };
 }

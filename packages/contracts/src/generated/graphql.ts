@@ -70,7 +70,7 @@ export type PageInfo = {
   endCursor: Maybe<Scalars['String']['output']>;
   /** Whether more edges follow this page. */
   hasNextPage: Scalars['Boolean']['output'];
-  /** Whether edges precede this page (true when `after` was given). */
+  /** Whether edges precede this page: a post at or before `after` still exists (false without `after`). */
   hasPreviousPage: Scalars['Boolean']['output'];
   /** Cursor of the first edge of this page; null when the page is empty. */
   startCursor: Maybe<Scalars['String']['output']>;
@@ -98,7 +98,7 @@ export type PostConnection = {
   edges: Array<PostEdge>;
   /** Where this page stands in the whole list. */
   pageInfo: PageInfo;
-  /** Number of posts in the whole list, not only this page. */
+  /** Number of posts in the whole list, not only this page: exact, and computed only when selected (from counters the writes keep, so it costs the same at any size). */
   totalCount: Scalars['Int']['output'];
 };
 
@@ -178,7 +178,7 @@ export type Role =
   /** Ordinary user (the default for sign-ups). */
   | 'USER';
 
-/** Counts over the whole service. */
+/** Counts over the whole service: exact, and read from counters the writes keep in their transactions, so they cost the same at any size. */
 export type Statistics = {
   __typename?: 'Statistics';
   /** Number of posts. */

@@ -1518,6 +1518,8 @@ export interface components {
                 pageSize: number;
                 /** Format: int32 */
                 totalPages: number;
+                /** @description True when `total` was counted (up to `EXACT_COUNT_LIMIT` matching rows, 10 000 by default); false when it is the database planner's estimate of a larger result. */
+                totalExact: boolean;
             };
         };
         /** @description Cursor paging of users. */
@@ -1563,6 +1565,8 @@ export interface components {
                 pageSize: number;
                 /** Format: int32 */
                 totalPages: number;
+                /** @description True when `total` was counted (up to `EXACT_COUNT_LIMIT` matching rows, 10 000 by default); false when it is the database planner's estimate of a larger result. */
+                totalExact: boolean;
             };
         };
         /** @description Cursor paging of posts. */
@@ -1608,6 +1612,8 @@ export interface components {
                 pageSize: number;
                 /** Format: int32 */
                 totalPages: number;
+                /** @description True when `total` was counted (up to `EXACT_COUNT_LIMIT` matching rows, 10 000 by default); false when it is the database planner's estimate of a larger result. */
+                totalExact: boolean;
             };
         };
         /** @description Cursor paging of comments. */
@@ -1653,6 +1659,8 @@ export interface components {
                 pageSize: number;
                 /** Format: int32 */
                 totalPages: number;
+                /** @description True when `total` was counted (up to `EXACT_COUNT_LIMIT` matching rows, 10 000 by default); false when it is the database planner's estimate of a larger result. */
+                totalExact: boolean;
             };
         };
         /** @description Cursor paging of orders. */
@@ -2671,13 +2679,13 @@ export interface components {
          * @example 1,2,3
          */
         ids: string;
-        /** @description Page number, from 1 (page paging; default 1), a 32-bit integer as GraphQL's `Int`; a page past the end is empty. */
+        /** @description Page number, from 1 (page paging; default 1), a 32-bit integer as GraphQL's `Int`; a page past the end is empty. A page skips at most 10 000 items ((page − 1) × pageSize, the window of `offset`); deeper → 400 (code 40001) naming `page`: page on with `cursor`. */
         page: number;
         /** @description Items per page for page paging (default 20, maximum 100). */
         pageSize: number;
         /** @description Alias of `pageSize`. */
         size: number;
-        /** @description Items to skip; selects offset paging (default 0). At most 2147483646, so that the answer's `page` (offset ÷ limit + 1) stays a 32-bit integer as declared; an offset past the end answers an empty page. */
+        /** @description Items to skip; selects offset paging (default 0). At most 10 000 (the offset window: the server's `MAX_OFFSET` may lower it, never raise it); deeper → 400 (code 40001) naming `offset`: page on with `cursor`, which has no depth limit. An offset past the end answers an empty page. */
         offset: number;
         /** @description Items per page for offset and cursor paging (default 20, maximum 100); without `cursor` it selects offset paging. */
         limit: number;
@@ -3313,7 +3321,7 @@ export interface operations {
                  * @example 1
                  */
                 version?: components["parameters"]["version"];
-                /** @description Page number, from 1 (page paging; default 1), a 32-bit integer as GraphQL's `Int`; a page past the end is empty. */
+                /** @description Page number, from 1 (page paging; default 1), a 32-bit integer as GraphQL's `Int`; a page past the end is empty. A page skips at most 10 000 items ((page − 1) × pageSize, the window of `offset`); deeper → 400 (code 40001) naming `page`: page on with `cursor`. */
                 page?: components["parameters"]["page"];
                 /** @description Items per page for page paging (default 20, maximum 100). */
                 pageSize?: components["parameters"]["pageSize"];
@@ -3547,13 +3555,13 @@ export interface operations {
                  * @example 1
                  */
                 version?: components["parameters"]["version"];
-                /** @description Page number, from 1 (page paging; default 1), a 32-bit integer as GraphQL's `Int`; a page past the end is empty. */
+                /** @description Page number, from 1 (page paging; default 1), a 32-bit integer as GraphQL's `Int`; a page past the end is empty. A page skips at most 10 000 items ((page − 1) × pageSize, the window of `offset`); deeper → 400 (code 40001) naming `page`: page on with `cursor`. */
                 page?: components["parameters"]["page"];
                 /** @description Items per page for page paging (default 20, maximum 100). */
                 pageSize?: components["parameters"]["pageSize"];
                 /** @description Alias of `pageSize`. */
                 size?: components["parameters"]["size"];
-                /** @description Items to skip; selects offset paging (default 0). At most 2147483646, so that the answer's `page` (offset ÷ limit + 1) stays a 32-bit integer as declared; an offset past the end answers an empty page. */
+                /** @description Items to skip; selects offset paging (default 0). At most 10 000 (the offset window: the server's `MAX_OFFSET` may lower it, never raise it); deeper → 400 (code 40001) naming `offset`: page on with `cursor`, which has no depth limit. An offset past the end answers an empty page. */
                 offset?: components["parameters"]["offset"];
                 /** @description Items per page for offset and cursor paging (default 20, maximum 100); without `cursor` it selects offset paging. */
                 limit?: components["parameters"]["limit"];
@@ -4217,13 +4225,13 @@ export interface operations {
                  * @example 1
                  */
                 version?: components["parameters"]["version"];
-                /** @description Page number, from 1 (page paging; default 1), a 32-bit integer as GraphQL's `Int`; a page past the end is empty. */
+                /** @description Page number, from 1 (page paging; default 1), a 32-bit integer as GraphQL's `Int`; a page past the end is empty. A page skips at most 10 000 items ((page − 1) × pageSize, the window of `offset`); deeper → 400 (code 40001) naming `page`: page on with `cursor`. */
                 page?: components["parameters"]["page"];
                 /** @description Items per page for page paging (default 20, maximum 100). */
                 pageSize?: components["parameters"]["pageSize"];
                 /** @description Alias of `pageSize`. */
                 size?: components["parameters"]["size"];
-                /** @description Items to skip; selects offset paging (default 0). At most 2147483646, so that the answer's `page` (offset ÷ limit + 1) stays a 32-bit integer as declared; an offset past the end answers an empty page. */
+                /** @description Items to skip; selects offset paging (default 0). At most 10 000 (the offset window: the server's `MAX_OFFSET` may lower it, never raise it); deeper → 400 (code 40001) naming `offset`: page on with `cursor`, which has no depth limit. An offset past the end answers an empty page. */
                 offset?: components["parameters"]["offset"];
                 /** @description Items per page for offset and cursor paging (default 20, maximum 100); without `cursor` it selects offset paging. */
                 limit?: components["parameters"]["limit"];
@@ -4404,13 +4412,13 @@ export interface operations {
                  * @example 1
                  */
                 version?: components["parameters"]["version"];
-                /** @description Page number, from 1 (page paging; default 1), a 32-bit integer as GraphQL's `Int`; a page past the end is empty. */
+                /** @description Page number, from 1 (page paging; default 1), a 32-bit integer as GraphQL's `Int`; a page past the end is empty. A page skips at most 10 000 items ((page − 1) × pageSize, the window of `offset`); deeper → 400 (code 40001) naming `page`: page on with `cursor`. */
                 page?: components["parameters"]["page"];
                 /** @description Items per page for page paging (default 20, maximum 100). */
                 pageSize?: components["parameters"]["pageSize"];
                 /** @description Alias of `pageSize`. */
                 size?: components["parameters"]["size"];
-                /** @description Items to skip; selects offset paging (default 0). At most 2147483646, so that the answer's `page` (offset ÷ limit + 1) stays a 32-bit integer as declared; an offset past the end answers an empty page. */
+                /** @description Items to skip; selects offset paging (default 0). At most 10 000 (the offset window: the server's `MAX_OFFSET` may lower it, never raise it); deeper → 400 (code 40001) naming `offset`: page on with `cursor`, which has no depth limit. An offset past the end answers an empty page. */
                 offset?: components["parameters"]["offset"];
                 /** @description Items per page for offset and cursor paging (default 20, maximum 100); without `cursor` it selects offset paging. */
                 limit?: components["parameters"]["limit"];
@@ -4678,13 +4686,13 @@ export interface operations {
                  * @example 1
                  */
                 version?: components["parameters"]["version"];
-                /** @description Page number, from 1 (page paging; default 1), a 32-bit integer as GraphQL's `Int`; a page past the end is empty. */
+                /** @description Page number, from 1 (page paging; default 1), a 32-bit integer as GraphQL's `Int`; a page past the end is empty. A page skips at most 10 000 items ((page − 1) × pageSize, the window of `offset`); deeper → 400 (code 40001) naming `page`: page on with `cursor`. */
                 page?: components["parameters"]["page"];
                 /** @description Items per page for page paging (default 20, maximum 100). */
                 pageSize?: components["parameters"]["pageSize"];
                 /** @description Alias of `pageSize`. */
                 size?: components["parameters"]["size"];
-                /** @description Items to skip; selects offset paging (default 0). At most 2147483646, so that the answer's `page` (offset ÷ limit + 1) stays a 32-bit integer as declared; an offset past the end answers an empty page. */
+                /** @description Items to skip; selects offset paging (default 0). At most 10 000 (the offset window: the server's `MAX_OFFSET` may lower it, never raise it); deeper → 400 (code 40001) naming `offset`: page on with `cursor`, which has no depth limit. An offset past the end answers an empty page. */
                 offset?: components["parameters"]["offset"];
                 /** @description Items per page for offset and cursor paging (default 20, maximum 100); without `cursor` it selects offset paging. */
                 limit?: components["parameters"]["limit"];
@@ -4853,13 +4861,13 @@ export interface operations {
                  * @example 1
                  */
                 version?: components["parameters"]["version"];
-                /** @description Page number, from 1 (page paging; default 1), a 32-bit integer as GraphQL's `Int`; a page past the end is empty. */
+                /** @description Page number, from 1 (page paging; default 1), a 32-bit integer as GraphQL's `Int`; a page past the end is empty. A page skips at most 10 000 items ((page − 1) × pageSize, the window of `offset`); deeper → 400 (code 40001) naming `page`: page on with `cursor`. */
                 page?: components["parameters"]["page"];
                 /** @description Items per page for page paging (default 20, maximum 100). */
                 pageSize?: components["parameters"]["pageSize"];
                 /** @description Alias of `pageSize`. */
                 size?: components["parameters"]["size"];
-                /** @description Items to skip; selects offset paging (default 0). At most 2147483646, so that the answer's `page` (offset ÷ limit + 1) stays a 32-bit integer as declared; an offset past the end answers an empty page. */
+                /** @description Items to skip; selects offset paging (default 0). At most 10 000 (the offset window: the server's `MAX_OFFSET` may lower it, never raise it); deeper → 400 (code 40001) naming `offset`: page on with `cursor`, which has no depth limit. An offset past the end answers an empty page. */
                 offset?: components["parameters"]["offset"];
                 /** @description Items per page for offset and cursor paging (default 20, maximum 100); without `cursor` it selects offset paging. */
                 limit?: components["parameters"]["limit"];

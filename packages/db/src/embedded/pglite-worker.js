@@ -7,6 +7,7 @@
 import { createServer } from 'node:net';
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
+import { PGLITE_EXTENSIONS } from '@users-posts/schema-engine-bridge/pglite-extensions';
 import { ExclusiveQueue, serveConnection } from './wire-protocol-bridge.js';
 
 /** @type {{ dataDir: string, socketPath: string, postgresqlConf: string[] }} */
@@ -22,7 +23,10 @@ function serialise(/** @type {any} */ error) {
 /** @type {PGlite | undefined} */
 let pglite;
 try {
-  pglite = await PGlite.create(dataDir === 'memory://' ? undefined : dataDir, { postgresqlconf: postgresqlConf }).catch((error) => {
+  pglite = await PGlite.create(dataDir === 'memory://' ? undefined : dataDir, {
+    postgresqlconf: postgresqlConf,
+    extensions: PGLITE_EXTENSIONS,
+  }).catch((error) => {
     // Which database, for the start-up line; a system error's fields (code, path) are kept for its advice.
     const fields = serialise(error);
     throw Object.assign(new Error(), fields, { message: `the embedded database at ${dataDir} cannot be opened: ${fields.message}` });

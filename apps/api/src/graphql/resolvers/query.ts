@@ -8,13 +8,13 @@ import type { GraphQLContext } from '../context.js';
 
 export const Query: QueryResolvers<GraphQLContext> = {
   users: async (_root, args, { services, loaders }) => {
-    const users = await services.users.list(windowArgs(args));
+    const users = await services.users.list(windowArgs(args, services.limits));
     // The authors a nested `posts { author }` asks for are mostly these users: known now, not read again.
     rememberUsers(loaders, users);
     return users;
   },
   user: (_root, { id }, { services }) => services.users.get(id),
-  posts: (_root, args, { services }) => services.posts.list(windowArgs(args)),
+  posts: (_root, args, { services }) => services.posts.list(windowArgs(args, services.limits)),
   post: (_root, { id }, { services }) => services.posts.get(id),
   recentPosts: (_root, { limit }, { services }) => services.posts.recent(limit ?? 10),
   statistics: async (_root, _args, { services }) => {

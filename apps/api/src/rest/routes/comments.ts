@@ -10,7 +10,7 @@ import { COMMENT_FIELDS, commentResource } from '../representations.js';
 
 export const commentsHandlers = {
   listComments: async ({ query }, { services }) => {
-    const collection = parseCollectionQuery(query, { sortable: COMMENT_SORT_FIELDS, selectable: COMMENT_FIELDS });
+    const collection = parseCollectionQuery(query, { sortable: COMMENT_SORT_FIELDS, selectable: COMMENT_FIELDS }, services.limits);
     const result = await services.comments.page(collection, { postId: query.postId, userId: query.userId });
     return { status: 200, body: pageEnvelope(result, commentResource, collection.fields) };
   },

@@ -9,7 +9,7 @@ import { ORDER_FIELDS, orderResource } from '../representations.js';
 
 export const ordersHandlers = {
   listUserOrders: async ({ params, query }, { request, services }) => {
-    const collection = parseCollectionQuery(query, { sortable: ORDER_SORT_FIELDS, selectable: ORDER_FIELDS });
+    const collection = parseCollectionQuery(query, { sortable: ORDER_SORT_FIELDS, selectable: ORDER_FIELDS }, services.limits);
     const result = await services.orders.page(request.principal, params.id, collection, { status: query.status });
     return { status: 200, body: pageEnvelope(result, orderResource, collection.fields) };
   },

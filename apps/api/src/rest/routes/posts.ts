@@ -10,7 +10,7 @@ import { POST_FIELDS, postResource } from '../representations.js';
 
 export const postsHandlers = {
   listPosts: async ({ query }, { services }) => {
-    const collection = parseCollectionQuery(query, { sortable: POST_SORT_FIELDS, selectable: POST_FIELDS });
+    const collection = parseCollectionQuery(query, { sortable: POST_SORT_FIELDS, selectable: POST_FIELDS }, services.limits);
     const result = await services.posts.page(collection, { authorId: query.authorId });
     return { status: 200, body: pageEnvelope(result, postResource, collection.fields) };
   },

@@ -14,7 +14,7 @@ async function existingUser(context: RestContext, id: number): Promise<void> {
 
 export const userPostsHandlers = {
   listUserPosts: async ({ params, query }, context) => {
-    const collection = parseCollectionQuery(query, { sortable: POST_SORT_FIELDS, selectable: POST_FIELDS });
+    const collection = parseCollectionQuery(query, { sortable: POST_SORT_FIELDS, selectable: POST_FIELDS }, context.services.limits);
     await existingUser(context, params.id);
     const result = await context.services.posts.page(collection, { authorId: params.id });
     return { status: 200, body: pageEnvelope(result, postResource, collection.fields) };

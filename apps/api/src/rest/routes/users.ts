@@ -22,7 +22,11 @@ function parseIds(text: string): number[] {
 
 export const usersHandlers = {
   listUsers: async ({ query }, { services, request }) => {
-    const collection = parseCollectionQuery(query, { sortable: services.users.sortableBy(request.principal), selectable: USER_FIELDS });
+    const collection = parseCollectionQuery(
+      query,
+      { sortable: services.users.sortableBy(request.principal), selectable: USER_FIELDS },
+      services.limits,
+    );
     const result = await services.users.page(request.principal, collection, { role: query.role, age: query.age });
     return { status: 200, body: pageEnvelope(result, userResource(request.principal), collection.fields) };
   },
