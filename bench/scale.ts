@@ -225,7 +225,7 @@ try {
     const small = await pgliteDirectory(`scale_${SMALL.users}`, SMALL);
     printSeed(`small (${SMALL.users}, PGlite)`, small.seeded);
     if (seedOnly) throw new SeededOnly();
-    const embeddedProduct = (dir: string) => startProduct('', 0, [], repoRoot, process.execPath, { PGLITE_DIR: dir });
+    const embeddedProduct = async (dir: string) => startProduct('', await freePort(), [], repoRoot, process.execPath, { PGLITE_DIR: dir });
     products = [await embeddedProduct(big.dir), await embeddedProduct(small.dir)];
   }
   for (const [index, product] of products.entries()) {

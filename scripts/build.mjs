@@ -19,7 +19,7 @@ const EXTERNAL = ['@node-rs/argon2', '@fastify/helmet', 'pg-native'];
 
 /**
  * Files the bundled code opens next to itself (`new URL('./x', import.meta.url)`), copied into dist/:
- * PGlite's Postgres build and initial file system, and Prisma's schema engine (load-wasm-engine.js looks beside the
+ * PGlite's Postgres build, initial file system and pg_trgm extension, and Prisma's schema engine (load-wasm-engine.js looks beside the
  * bundle first, since @prisma/schema-engine-wasm is not resolvable from apps/api).
  */
 const requireFromDb = createRequire(path.join(root, 'packages/db/package.json'));
@@ -30,6 +30,8 @@ const RUNTIME_FILES = [
   path.join(pgliteDist, 'pglite.wasm'),
   path.join(pgliteDist, 'pglite.data'),
   path.join(pgliteDist, 'initdb.wasm'),
+  // The trigram extension the migrations create (schema-engine-bridge/src/pglite-extensions.js finds it here).
+  path.join(pgliteDist, 'pg_trgm.tar.gz'),
   path.join(schemaEngineDir, 'schema_engine_bg.wasm'),
 ];
 
