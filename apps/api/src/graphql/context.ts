@@ -14,10 +14,20 @@ export interface GraphQLContext {
   loaders: Loaders;
   /** The HTTP request (POST/GET/SSE; shared by every operation of a batch); absent on WebSocket operations. */
   request?: FastifyRequest | undefined;
+  /**
+   * Counts one account against the caller's sign-up bucket (SPEC §4), rejecting with RATE_LIMITED over it: by the HTTP
+   * request's client, or by the WebSocket's (its user, else its address), so both transports share one bucket.
+   */
+  consumeSignup: () => Promise<void>;
 }
 
-export function createGraphQLContext(services: Services, principal: Principal, request?: FastifyRequest): GraphQLContext {
-  return { principal, services, loaders: createLoaders(services), request };
+export function createGraphQLContext(
+  services: Services,
+  principal: Principal,
+  consumeSignup: () => Promise<void>,
+  request?: FastifyRequest,
+): GraphQLContext {
+  return { principal, services, loaders: createLoaders(services), request, consumeSignup };
 }
 
 /** The first error among `errors` (GraphQL errors unwrapped) that says the database cannot be reached, if any. */

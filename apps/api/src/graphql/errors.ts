@@ -4,6 +4,7 @@ import { GraphQLError } from 'graphql';
 import { createGraphQLError } from 'graphql-yoga';
 import { AppError, clip, FIELD_MAX, GRAPHQL_CODES, MESSAGE_MAX } from '../errors/app-error.js';
 import { originalOf, toAppError } from '../errors/to-app-error.js';
+import { regularMediaType } from './http-fast-path.js';
 
 /** What `extensions` carries for an application error. */
 export function extensionsOf(error: AppError): Record<string, unknown> {
@@ -25,6 +26,15 @@ export function graphqlErrorOf(
   location: { nodes?: GraphQLError['nodes']; path?: GraphQLError['path']; source?: GraphQLError['source'] } = {},
 ): GraphQLError {
   return createGraphQLError(clip(error.message, MESSAGE_MAX), { ...location, extensions: extensionsOf(error) });
+}
+
+/**
+ * The Content-Type of an error answered outside Yoga (401, 413, 415, 429, …): the one Yoga picks for this Accept, so a
+ * client that accepts only `application/graphql-response+json` gets it (GraphQL over HTTP: such a client reads the body
+ * of a non-2xx answer only in that type, and an Apollo error link would never see `extensions.code` otherwise).
+ */
+export function graphqlErrorMediaType(accept: string | undefined): string {
+  return `${regularMediaType(accept) ?? 'application/json'}; charset=utf-8`;
 }
 
 /** The body of an error answered over HTTP outside Yoga: 406/415, the caps' 429, failures before GraphQL runs. */

@@ -4,7 +4,7 @@ import fp from 'fastify-plugin';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import { compiledExecutionPlugin } from './compiled-execution.js';
 import { createGraphQLContext, databaseUnavailableAmong, withUnreachableDatabase, type GraphQLContext } from './context.js';
-import { graphqlErrorBody, graphqlErrorOf, maskError } from './errors.js';
+import { graphqlErrorBody, graphqlErrorMediaType, graphqlErrorOf, maskError } from './errors.js';
 import { graphiql } from './graphiql.js';
 import { streamCredentials } from './stream-credentials.js';
 import { graphqlFastPath } from './http-fast-path.js';
@@ -14,7 +14,8 @@ import { errorForClient, SINGLE_CONNECTION_REFUSAL, sseDocumentErrors } from './
 import { buildGraphQLSchema } from './schema.js';
 import { addressResolver, clientKey } from '../client-address.js';
 import { AppError } from '../errors/app-error.js';
-import { CAP_RETRY_AFTER_SECONDS, capMessage, SubscriptionCaps } from './subscription-limits.js';
+import { CAP_RETRY_AFTER_SECONDS, capMessage, clientKeyOf, SubscriptionCaps } from './subscription-limits.js';
+import { consumeSignup, signupBucket } from '../rest/route-options.js';
 import { serveGraphQLOverWebSocket, subscriptionStreams, type WebSocketServerContext } from './websocket.js';
 
 /**
@@ -86,7 +87,11 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
     schema: buildGraphQLSchema(),
     graphqlEndpoint: '/graphql',
     context: (server) =>
-      'req' in server ? createGraphQLContext(app.services, server.req.principal, server.req) : createGraphQLContext(app.services, server.principal),
+      'req' in server
+        ? createGraphQLContext(app.services, server.req.principal, () => consumeSignup(server.req), server.req)
+        : createGraphQLContext(app.services, server.principal, () =>
+            app.consumeRateLimit(signupBucket(app.config.rateLimits), { key: clientKeyOf(server.principal, server.address) }),
+          ),
     maskedErrors: { maskError, isDev: !production },
     // GraphiQL (GRAPHIQL, on by default): a small page whose assets the product serves itself, compressed and cached
     // (graphql/graphiql.ts), never from a CDN.
@@ -154,6 +159,7 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
         return reply
           .status(429)
           .header('retry-after', CAP_RETRY_AFTER_SECONDS)
+          .type(graphqlErrorMediaType(req.headers.accept))
           .send(graphqlErrorBody(new AppError('RATE_LIMITED', refused)));
       }
       response.headers.forEach((value, key) => void reply.header(key, value));
@@ -171,7 +177,7 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
             : response.status === 415
               ? new AppError('UNSUPPORTED_MEDIA_TYPE', 'Unsupported media type: send application/json')
               : new AppError('BAD_REQUEST');
-        return reply.type('application/json; charset=utf-8').send(graphqlErrorBody(refusal));
+        return reply.type(graphqlErrorMediaType(req.headers.accept)).send(graphqlErrorBody(refusal));
       }
       return reply.send(body);
     },
@@ -181,10 +187,11 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
   app.route({
     url: yoga.graphqlEndpoint,
     method: 'PUT',
-    handler: async (_req, reply) =>
+    handler: async (req, reply) =>
       reply
         .status(405)
         .header('allow', 'GET, POST, OPTIONS')
+        .type(graphqlErrorMediaType(req.headers.accept))
         .send(graphqlErrorBody(new AppError('METHOD_NOT_ALLOWED', SINGLE_CONNECTION_REFUSAL))),
   });
 

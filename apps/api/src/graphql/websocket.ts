@@ -10,8 +10,11 @@
 //
 // Execution goes through `yoga.getEnveloped(...)` (Yoga's documented graphql-ws recipe), so the WebSocket door runs
 // Yoga's very plugins: the graphql-armor limits (QUERY_TOO_COMPLEX), masked errors, and @auth on the same context.
-// Only subscriptions are served over the socket: queries and mutations go to POST /graphql, where the rate limits,
-// the body limit and the request log apply. A persisted document is named as over HTTP (persisted-documents.ts):
+// Every operation kind is served over the socket (SPEC §2: graphql-ws's own documentation sends queries and mutations
+// there, and an Apollo app may use only its GraphQLWsLink), each under the HTTP limits: one unit of the client's rate
+// limit and an operation slot (the subscription caps, held until it completes), the same envelop plugins (armor, cost,
+// run-time budget, trusted documents, @auth), and createUser counts against the sign-up bucket of the socket's client.
+// A persisted document is named as over HTTP (persisted-documents.ts):
 // `documentId` or `extensions.persistedQuery` in the subscribe payload, with `query: ""` (graphql-ws requires a string).
 //
 // Authentication: `connectionParams.authorization` = "Bearer <access token>", resolved by the same code as the HTTP
@@ -56,6 +59,8 @@ export interface WebSocketServerContext {
   principal: Principal;
   socket: WebSocket;
   params: SubscribePayload;
+  /** The client's address (TRUST_PROXY applied), which the sign-up bucket of an anonymous socket is keyed on. */
+  address: string;
 }
 
 /** Per-socket state graphql-ws keeps in `ctx.extra` next to the socket and the upgrade request. */
@@ -72,8 +77,9 @@ interface SocketExtra extends Record<PropertyKey, unknown> {
   subscriptions?: Map<string, Release>;
 }
 
-/** Execution args carrying Yoga's enveloped `subscribe`, which graphql-ws then calls with them. */
+/** Execution args carrying Yoga's enveloped `execute` and `subscribe`, which graphql-ws then calls with them. */
 interface EnvelopedExecutionArgs extends ExecutionArgs {
+  envelopedExecute: (args: ExecutionArgs) => OperationResult;
   envelopedSubscribe: (args: ExecutionArgs) => OperationResult;
 }
 
@@ -312,6 +318,7 @@ export function serveGraphQLOverWebSocket(options: GraphQLWebSocketOptions): Gra
           if (!admitted) releaseSubscription(ctx.extra, id);
         }
       },
+      execute: (args) => (args as EnvelopedExecutionArgs).envelopedExecute(args),
       subscribe: (args) => (args as EnvelopedExecutionArgs).envelopedSubscribe(args),
       // Called when a subscription ends for any reason (client complete, stream end, error, socket closed).
       onComplete: (ctx, id) => releaseSubscription(ctx.extra, id),
@@ -326,8 +333,9 @@ export function serveGraphQLOverWebSocket(options: GraphQLWebSocketOptions): Gra
   /** Parses and validates through Yoga's envelop (armor, cost, …); the execution args, or the errors to answer. */
   async function prepare(extra: SocketExtra, payload: SubscribePayload): Promise<EnvelopedExecutionArgs | GraphQLError[]> {
     const principal = extra.principal ?? anonymous;
-    const context: WebSocketServerContext = { principal, socket: extra.socket, params: payload };
-    const { schema, parse, validate, subscribe, contextFactory } = yoga.getEnveloped(context);
+    const address = addresses.get(extra.request) ?? extra.request.socket.remoteAddress ?? 'unknown';
+    const context: WebSocketServerContext = { principal, socket: extra.socket, params: payload, address };
+    const { schema, parse, validate, execute, subscribe, contextFactory } = yoga.getEnveloped(context);
     const source = options.persisted.resolve(payload);
     if (source instanceof GraphQLError) return forClient([source], String(source.extensions.code));
     const query = source?.query ?? payload.query;
@@ -352,15 +360,14 @@ export function serveGraphQLOverWebSocket(options: GraphQLWebSocketOptions): Gra
 
     const operation = getOperationAST(document, payload.operationName);
     if (!operation) return wsError('Unable to identify the operation to run', GraphQLOnlyCodes.GRAPHQL_VALIDATION_FAILED);
-    if (operation.operation !== 'subscription') {
-      return wsError(`Only subscriptions are served over WebSocket; send a ${operation.operation} to POST ${path}`, 'BAD_USER_INPUT');
-    }
     return {
       schema,
       document,
       operationName: payload.operationName,
       variableValues: payload.variables,
       contextValue: await contextFactory(),
+      // graphql-ws runs a subscription through `subscribe`, a query or mutation through `execute`: both Yoga's.
+      envelopedExecute: execute as (args: ExecutionArgs) => OperationResult,
       envelopedSubscribe: subscribe as (args: ExecutionArgs) => OperationResult,
     };
   }

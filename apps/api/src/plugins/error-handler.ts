@@ -6,7 +6,7 @@ import type { Duplex } from 'node:stream';
 import { AppError } from '../errors/app-error.js';
 import { toAppError } from '../errors/to-app-error.js';
 import { databaseUnavailable } from '../errors/unavailable.js';
-import { graphqlErrorBody } from '../graphql/errors.js';
+import { graphqlErrorBody, graphqlErrorMediaType } from '../graphql/errors.js';
 import { errorBody, rawErrorResponse, sendRestError, wwwAuthenticate } from '../rest/error-envelope.js';
 
 /**
@@ -33,7 +33,9 @@ async function errorHandlerPlugin(app: FastifyInstance): Promise<void> {
     if (appError) {
       if (appError.status >= 500) request.log[appError.kind.logAs ?? 'error']({ err: error }, appError.message);
       // Failures before GraphQL runs (bad credentials, body too large) still answer in GraphQL's shape there.
-      if (request.routeOptions.url === '/graphql') return reply.status(appError.status).send(graphqlErrorBody(appError));
+      if (request.routeOptions.url === '/graphql') {
+        return reply.status(appError.status).type(graphqlErrorMediaType(request.headers.accept)).send(graphqlErrorBody(appError));
+      }
       return sendRestError(request, reply, appError);
     }
     request.log.error({ err: error }, 'unhandled error');

@@ -126,11 +126,16 @@ describe('GraphiQL in Chromium (quiet by default: its assets served by the produ
       if (/Content Security Policy|Refused to|Could not create web worker/i.test(message.text())) problems.push(message.text());
     });
     // Monaco starts a worker from its URL once an editor is up (the first worker, an event, not a wait).
-    const worker = page.waitForResponse((response) => /\/graphiql\/\w+\/\w+\.worker\.js$/.test(response.url()), { timeout: 30_000 });
+    const worker = page.waitForResponse((response) => /\/graphiql\/\w+\/\w+\.worker\.js$/.test(response.url()), { timeout: 60_000 });
+    // GraphiQL's introspection, its last request at start (an event: `networkidle` is 500 ms of quiet, which a loaded
+    // machine's slow workers kept from coming within its time limit).
+    const introspection = page.waitForResponse((response) => response.url().endsWith('/graphql') && response.request().method() === 'POST', {
+      timeout: 60_000,
+    });
     await page.goto(`${baseUrl}/graphql`);
-    await page.locator('.graphiql-container').first().waitFor({ state: 'visible', timeout: 30_000 });
+    await page.locator('.graphiql-container').first().waitFor({ state: 'visible', timeout: 60_000 });
     expect((await worker).status()).toBe(200);
-    await page.waitForLoadState('networkidle');
+    expect((await introspection).status()).toBe(200);
     expect(foreign).toEqual([]);
     expect(problems).toEqual([]);
     // The page's assets, the product's own static files (graphql/graphiql.ts), Monaco's workers among them.

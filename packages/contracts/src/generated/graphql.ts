@@ -63,6 +63,12 @@ export type MutationUpdateUserArgs = {
   input: UpdateUserInput;
 };
 
+/** An object with a globally unique id (Relay's Global Object Identification): what a Relay store keys its records by, and what `Query.node` refetches by. */
+export type Node = {
+  /** Globally unique, opaque id of this object: pass it to `Query.node`. Not the row `id` that REST uses (a user and a post may share that). */
+  nodeId: Scalars['ID']['output'];
+};
+
 /** Relay page information for a connection. */
 export type PageInfo = {
   __typename?: 'PageInfo';
@@ -77,7 +83,7 @@ export type PageInfo = {
 };
 
 /** A post written by a user. The client-side cache key is `Post:<id>`. */
-export type Post = {
+export type Post = Node & {
   __typename?: 'Post';
   /** The user who wrote the post. */
   author: User;
@@ -87,6 +93,8 @@ export type Post = {
   createdAt: Scalars['String']['output'];
   /** Stable identifier, assigned by the service on creation. */
   id: Scalars['ID']['output'];
+  /** Globally unique, opaque id (Relay's `Node`): pass it to `Query.node`. */
+  nodeId: Scalars['ID']['output'];
   /** Title, 1–200 characters. */
   title: Scalars['String']['output'];
 };
@@ -116,6 +124,8 @@ export type Query = {
   __typename?: 'Query';
   /** The authenticated caller. Requires authentication (a Bearer token, the session cookie, an API key or a signed request). */
   currentUser: User;
+  /** The user or post with this `nodeId` (Relay's Global Object Identification), or null when there is none or the id is not one. Public: no credentials needed. */
+  node: Maybe<Node>;
   /** The post with this id, or null when there is none. Public: no credentials needed. */
   post: Maybe<Post>;
   /** Every post in id order (at most 1 000), or one page of them when `limit` or `offset` is given. Public: no credentials needed. */
@@ -130,6 +140,12 @@ export type Query = {
   user: Maybe<User>;
   /** Every user in id order (at most 1 000), or one page of them when `limit` or `offset` is given. Public: no credentials needed. */
   users: Array<User>;
+};
+
+
+/** The reads: users, posts, the caller, counts. */
+export type QueryNodeArgs = {
+  nodeId: Scalars['ID']['input'];
 };
 
 
@@ -207,7 +223,7 @@ export type UpdateUserInput = {
 };
 
 /** A person with an account. The client-side cache key is `User:<id>`. */
-export type User = {
+export type User = Node & {
   __typename?: 'User';
   /** Age in years (0–150), when given. */
   age: Maybe<Scalars['Int']['output']>;
@@ -221,6 +237,8 @@ export type User = {
   id: Scalars['ID']['output'];
   /** Display name, 1–100 characters. */
   name: Scalars['String']['output'];
+  /** Globally unique, opaque id (Relay's `Node`): pass it to `Query.node`. */
+  nodeId: Scalars['ID']['output'];
   /** The posts this user wrote, oldest first: at most the first 100 (counted as 5 posts by the cost limit). */
   posts: Array<Post>;
   /** The user's role. */

@@ -68,6 +68,12 @@ export type MutationUpdateUserArgs = {
   input: UpdateUserInput;
 };
 
+/** An object with a globally unique id (Relay's Global Object Identification): what a Relay store keys its records by, and what `Query.node` refetches by. */
+export type Node = {
+  /** Globally unique, opaque id of this object: pass it to `Query.node`. Not the row `id` that REST uses (a user and a post may share that). */
+  nodeId: Scalars['ID']['output'];
+};
+
 /** Relay page information for a connection. */
 export type PageInfo = {
   __typename?: 'PageInfo';
@@ -82,7 +88,7 @@ export type PageInfo = {
 };
 
 /** A post written by a user. The client-side cache key is `Post:<id>`. */
-export type Post = {
+export type Post = Node & {
   __typename?: 'Post';
   /** The user who wrote the post. */
   author: User;
@@ -92,6 +98,8 @@ export type Post = {
   createdAt: Scalars['String']['output'];
   /** Stable identifier, assigned by the service on creation. */
   id: Scalars['ID']['output'];
+  /** Globally unique, opaque id (Relay's `Node`): pass it to `Query.node`. */
+  nodeId: Scalars['ID']['output'];
   /** Title, 1–200 characters. */
   title: Scalars['String']['output'];
 };
@@ -121,6 +129,8 @@ export type Query = {
   __typename?: 'Query';
   /** The authenticated caller. Requires authentication (a Bearer token, the session cookie, an API key or a signed request). */
   currentUser: User;
+  /** The user or post with this `nodeId` (Relay's Global Object Identification), or null when there is none or the id is not one. Public: no credentials needed. */
+  node: Maybe<Node>;
   /** The post with this id, or null when there is none. Public: no credentials needed. */
   post: Maybe<Post>;
   /** Every post in id order (at most 1 000), or one page of them when `limit` or `offset` is given. Public: no credentials needed. */
@@ -135,6 +145,12 @@ export type Query = {
   user: Maybe<User>;
   /** Every user in id order (at most 1 000), or one page of them when `limit` or `offset` is given. Public: no credentials needed. */
   users: Array<User>;
+};
+
+
+/** The reads: users, posts, the caller, counts. */
+export type QueryNodeArgs = {
+  nodeId: Scalars['ID']['input'];
 };
 
 
@@ -212,7 +228,7 @@ export type UpdateUserInput = {
 };
 
 /** A person with an account. The client-side cache key is `User:<id>`. */
-export type User = {
+export type User = Node & {
   __typename?: 'User';
   /** Age in years (0–150), when given. */
   age: Maybe<Scalars['Int']['output']>;
@@ -226,6 +242,8 @@ export type User = {
   id: Scalars['ID']['output'];
   /** Display name, 1–100 characters. */
   name: Scalars['String']['output'];
+  /** Globally unique, opaque id (Relay's `Node`): pass it to `Query.node`. */
+  nodeId: Scalars['ID']['output'];
   /** The posts this user wrote, oldest first: at most the first 100 (counted as 5 posts by the cost limit). */
   posts: Array<Post>;
   /** The user's role. */
@@ -305,6 +323,13 @@ export type DirectiveResolverFn<TResult = Record<PropertyKey, never>, TParent = 
 
 
 
+/** Mapping of interface types */
+export type ResolversInterfaceTypes<_RefType extends Record<string, unknown>> = ResolversObject<{
+  Node:
+    | ( PostModel )
+    | ( UserModel )
+  ;
+}>;
 
 /** Mapping between all available schema types and the resolvers types */
 export type ResolversTypes = ResolversObject<{
@@ -313,6 +338,7 @@ export type ResolversTypes = ResolversObject<{
   ID: ResolverTypeWrapper<Scalars['ID']['output']>;
   Int: ResolverTypeWrapper<Scalars['Int']['output']>;
   Mutation: ResolverTypeWrapper<Record<PropertyKey, never>>;
+  Node: ResolverTypeWrapper<ResolversInterfaceTypes<ResolversTypes>['Node']>;
   PageInfo: ResolverTypeWrapper<PageInfo>;
   Post: ResolverTypeWrapper<PostModel>;
   PostConnection: ResolverTypeWrapper<PostConnectionModel>;
@@ -333,6 +359,7 @@ export type ResolversParentTypes = ResolversObject<{
   ID: Scalars['ID']['output'];
   Int: Scalars['Int']['output'];
   Mutation: Record<PropertyKey, never>;
+  Node: ResolversInterfaceTypes<ResolversParentTypes>['Node'];
   PageInfo: PageInfo;
   Post: PostModel;
   PostConnection: PostConnectionModel;
@@ -366,6 +393,10 @@ export type MutationResolvers<ContextType = GraphQLContext, ParentType extends R
   updateUser?: Resolver<ResolversTypes['User'], ParentType, ContextType, RequireFields<MutationUpdateUserArgs, 'id' | 'input'>>;
 }>;
 
+export type NodeResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Node'] = ResolversParentTypes['Node']> = ResolversObject<{
+  __resolveType: TypeResolveFn<'Post' | 'User', ParentType, ContextType>;
+}>;
+
 export type PageInfoResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PageInfo'] = ResolversParentTypes['PageInfo']> = ResolversObject<{
   endCursor?: Resolver<Maybe<ResolversTypes['String']>, ParentType, ContextType>;
   hasNextPage?: Resolver<ResolversTypes['Boolean'], ParentType, ContextType>;
@@ -378,7 +409,9 @@ export type PostResolvers<ContextType = GraphQLContext, ParentType extends Resol
   content?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   createdAt?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
+  nodeId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   title?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 }>;
 
 export type PostConnectionResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['PostConnection'] = ResolversParentTypes['PostConnection']> = ResolversObject<{
@@ -394,6 +427,7 @@ export type PostEdgeResolvers<ContextType = GraphQLContext, ParentType extends R
 
 export type QueryResolvers<ContextType = GraphQLContext, ParentType extends ResolversParentTypes['Query'] = ResolversParentTypes['Query']> = ResolversObject<{
   currentUser?: Resolver<ResolversTypes['User'], ParentType, ContextType>;
+  node?: Resolver<Maybe<ResolversTypes['Node']>, ParentType, ContextType, RequireFields<QueryNodeArgs, 'nodeId'>>;
   post?: Resolver<Maybe<ResolversTypes['Post']>, ParentType, ContextType, RequireFields<QueryPostArgs, 'id'>>;
   posts?: Resolver<Array<ResolversTypes['Post']>, ParentType, ContextType, Partial<QueryPostsArgs>>;
   postsConnection?: Resolver<ResolversTypes['PostConnection'], ParentType, ContextType, RequireFields<QueryPostsConnectionArgs, 'first'>>;
@@ -419,13 +453,16 @@ export type UserResolvers<ContextType = GraphQLContext, ParentType extends Resol
   emailVerified?: Resolver<Maybe<ResolversTypes['Boolean']>, ParentType, ContextType>;
   id?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   name?: Resolver<ResolversTypes['String'], ParentType, ContextType>;
+  nodeId?: Resolver<ResolversTypes['ID'], ParentType, ContextType>;
   posts?: Resolver<Array<ResolversTypes['Post']>, ParentType, ContextType>;
   role?: Resolver<ResolversTypes['Role'], ParentType, ContextType>;
   version?: Resolver<ResolversTypes['Int'], ParentType, ContextType>;
+  __isTypeOf?: IsTypeOfResolverFn<ParentType, ContextType>;
 }>;
 
 export type Resolvers<ContextType = GraphQLContext> = ResolversObject<{
   Mutation?: MutationResolvers<ContextType>;
+  Node?: NodeResolvers<ContextType>;
   PageInfo?: PageInfoResolvers<ContextType>;
   Post?: PostResolvers<ContextType>;
   PostConnection?: PostConnectionResolvers<ContextType>;

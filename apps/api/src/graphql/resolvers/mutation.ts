@@ -1,7 +1,5 @@
 // Mutation root resolvers: thin calls into the domain services, which decide authorization (@auth in the schema is the outer guard).
 import type { CreateUserInput, MutationResolvers, UpdateUserInput } from '../generated/resolvers.js';
-import { AppError } from '../../errors/app-error.js';
-import { consumeSignup } from '../../rest/route-options.js';
 import type { ContractInput, InputSchema } from '../../services/validation.js';
 import type { GraphQLContext } from '../context.js';
 
@@ -19,11 +17,9 @@ export type InputsAgree = [None<FieldsInOneOnly<CreateUserInput, 'CreateUserInpu
 const withoutNulls = <T extends object>(input: T) => Object.fromEntries(Object.entries(input).filter(([, value]) => value !== null)) as T;
 
 export const Mutation: MutationResolvers<GraphQLContext> = {
-  createUser: async (_root, { input }, { services, request }) => {
-    // Sign-up bucket (SPEC §4), once per account: every alias and batched operation counts. Over a WebSocket there is
-    // no HTTP request (client address) to count against, so sign-up is offered over HTTP only.
-    if (!request) throw new AppError('BAD_REQUEST', 'createUser is not available over WebSocket; use POST /graphql');
-    await consumeSignup(request);
+  createUser: async (_root, { input }, { services, consumeSignup }) => {
+    // Sign-up bucket (SPEC §4), once per account: every alias, batched operation and WebSocket operation counts.
+    await consumeSignup();
     return services.users.create(withoutNulls(input));
   },
   updateUser: (_root, { id, input, expectedVersion }, { principal, services }) =>

@@ -3,6 +3,7 @@ import type { PostResolvers } from '../generated/resolvers.js';
 import { AppError } from '../../errors/app-error.js';
 import type { GraphQLContext } from '../context.js';
 import { userById } from '../loaders.js';
+import { encodeNodeId } from '../node-ids.js';
 import type { PublicUser } from '../../services/users.js';
 
 /** The foreign key cascades, so a post without its author is a broken invariant, not user error. */
@@ -12,6 +13,7 @@ function present(author: PublicUser | null, post: { id: number; authorId: number
 }
 
 export const Post: PostResolvers<GraphQLContext> = {
+  nodeId: (post) => encodeNodeId('Post', post.id),
   createdAt: (post) => post.createdAt.toISOString(),
   author: (post, _args, { loaders }) => {
     const author = userById(loaders, post.authorId);

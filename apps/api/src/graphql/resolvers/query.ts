@@ -3,6 +3,7 @@ import type { QueryResolvers } from '../generated/resolvers.js';
 import { requireUser } from '../../auth/principal.js';
 import { AppError } from '../../errors/app-error.js';
 import { windowArgs } from '../arguments.js';
+import { node } from './node.js';
 import { rememberUsers } from '../loaders.js';
 import type { GraphQLContext } from '../context.js';
 
@@ -16,6 +17,7 @@ export const Query: QueryResolvers<GraphQLContext> = {
   user: (_root, { id }, { services }) => services.users.get(id),
   posts: (_root, args, { services }) => services.posts.list(windowArgs(args, services.limits)),
   post: (_root, { id }, { services }) => services.posts.get(id),
+  node,
   recentPosts: (_root, { limit }, { services }) => services.posts.recent(limit ?? 10),
   statistics: async (_root, _args, { services }) => {
     const [totalUsers, totalPosts] = await Promise.all([services.users.count(), services.posts.count()]);
