@@ -15,12 +15,13 @@ import {
   Kind,
   type DocumentNode,
   type ExecutionArgs,
+  type ExecutionResult,
   type FragmentDefinitionNode,
   type GraphQLError,
   type GraphQLFieldResolver,
   type GraphQLSchema,
 } from 'graphql';
-import { createGraphQLError, isAsyncIterable, type Plugin } from 'graphql-yoga';
+import { createGraphQLError, isAsyncIterable, Repeater, type Plugin } from 'graphql-yoga';
 import { documentOperationCost } from './cost.js';
 import { GraphQLOnlyCodes } from '../errors/app-error.js';
 
@@ -154,8 +155,9 @@ export function workLimitPlugin(limits: WorkLimits): Plugin {
       return {
         // Over budget: one error and no data (a list cut at an arbitrary point would look complete).
         onExecuteDone({ result, setResult }) {
-          const exceeded = meter?.shared?.exceeded;
-          if (exceeded && !isAsyncIterable(result)) setResult({ data: null, errors: [exceeded] });
+          if (!budget) return;
+          if (isAsyncIterable(result)) return setResult(endWhenStopped(result, budget));
+          if (budget.exceeded) setResult({ data: null, errors: [budget.exceeded] });
         },
       };
     },
@@ -165,6 +167,36 @@ export function workLimitPlugin(limits: WorkLimits): Plugin {
     },
   };
 }
+
+/**
+ * Incremental delivery (@defer, @stream): the parts of a request that runs out of its budget end with a last part
+ * carrying the error (`hasNext: false`). Its resolvers are left unsettled once it is stopped (`abandoned`), so without
+ * this the stream would wait for them forever, holding the connection.
+ */
+function endWhenStopped<Part extends ExecutionResult>(parts: AsyncIterable<Part>, budget: Budget): Repeater<Part | LastPart> {
+  const stopped = budget.stopped!.promise.then((): typeof STOPPED => STOPPED);
+  return new Repeater<Part | LastPart>(async (push, stop) => {
+    const iterator = parts[Symbol.asyncIterator]();
+    let ended = false;
+    void stop.then(() => (ended = true));
+    while (!ended) {
+      const next = await Promise.race([iterator.next(), stopped, stop.then((): typeof STOPPED => STOPPED)]);
+      if (typeof next === 'symbol') {
+        if (budget.exceeded && !ended) await push({ hasNext: false, errors: [budget.exceeded] });
+        break;
+      }
+      if (next.done) break;
+      await push(next.value);
+    }
+    // Not awaited: a stopped execution's generator waits on its abandoned resolvers and would never answer.
+    void iterator.return?.();
+    stop();
+  });
+}
+
+const STOPPED: unique symbol = Symbol('stopped');
+/** The part that ends an incremental answer (the 2022-08-24 format's `hasNext`). */
+type LastPart = ExecutionResult & { hasNext: false };
 
 /** The budget this resolver charges: the request's, or for a subscription the current event's (its root value). */
 function budgetOf(context: unknown, rootValue: unknown): Budget | undefined {

@@ -110,6 +110,10 @@ export function graphqlFastPath(
     const params = simpleParams(req.body, options.persisted);
     const mediaType = params && cachedRegularMediaType(req.headers.accept);
     if (!params || !mediaType) return false;
+    // Incremental delivery (@defer, @stream) answers in parts, which only Yoga's result processors write: its handler
+    // picks multipart or SSE by the Accept, or refuses (406) one that takes neither. A word in a comment or a string
+    // sends a plain query there too, which answers it the same.
+    if (params.query.includes('@defer') || params.query.includes('@stream')) return false;
     // Yoga's own envelop plugins look for the request and params in the context (e.g. a parse error becomes a 400
     // GRAPHQL_PARSE_FAILED only for an HTTP request, and that error is cached for the same text): the same context
     // Yoga gives them, with Fastify's request, whose `method` is what they read.

@@ -2,6 +2,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { createYoga, type Plugin } from 'graphql-yoga';
+import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
 import { compiledExecutionPlugin } from './compiled-execution.js';
 import { createGraphQLContext, databaseUnavailableAmong, withUnreachableDatabase, type GraphQLContext } from './context.js';
 import { graphqlErrorBody, graphqlErrorMediaType, graphqlErrorOf, maskError } from './errors.js';
@@ -116,6 +117,10 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
           ]
         : []),
       ...limitPlugins(app.config.graphqlLimits),
+      // @defer and @stream (incremental delivery over multipart HTTP, SSE and WebSocket): the directives and their
+      // validation rules; Yoga's executor runs them, under the same cost limit (their fields are in the document) and
+      // work budget (the deferred parts resolve within the same request).
+      useDeferStream(),
       httpSubscriptionCaps(caps),
       streams.plugin,
       credentials.plugin,
@@ -173,7 +178,10 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
         // Yoga answers an Accept or Content-Type it cannot serve (406, 415) with no body: say why, in GraphQL's shape.
         const refusal =
           response.status === 406
-            ? new AppError('NOT_ACCEPTABLE', 'Not acceptable: ask for application/graphql-response+json or application/json')
+            ? new AppError(
+                'NOT_ACCEPTABLE',
+                'Not acceptable: ask for application/graphql-response+json or application/json (an operation with @defer or @stream: multipart/mixed or text/event-stream)',
+              )
             : response.status === 415
               ? new AppError('UNSUPPORTED_MEDIA_TYPE', 'Unsupported media type: send application/json')
               : new AppError('BAD_REQUEST');
