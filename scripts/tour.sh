@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's tour, run as written: every ```sh tour block of README.md, in order, in one bash session (curl + jq),
+# The README's tour, run as written: every ```sh tour block of README.md, then of docs/api-consumers.md, in order, in one bash session (curl + jq),
 # against a fresh server. A request answered >= 400 fails the tour (curl runs with --fail-with-body), and so does any
 # command that fails. So the README's examples are the test: change one there, and this runs the change.
 #
@@ -71,7 +71,7 @@ fi
 # requests at that proxy instead, e.g. a contract-validating one: /graphql is not in the OpenAPI contract).
 HOSTPORT=${TOUR_BASE#http://}
 PROXY_HOSTPORT=${TOUR_PROXY:+${TOUR_PROXY#http://}}
-awk '/^```sh tour/ { on = 1; next } /^```/ { if (on) print ""; on = 0; next } on' "$ROOT/README.md" |
+awk '/^```sh tour/ { on = 1; next } /^```/ { if (on) print ""; on = 0; next } on' "$ROOT/README.md" "$ROOT/docs/api-consumers.md" |
   sed -e "s#localhost:4000/graphql#$HOSTPORT/graphql#g" -e "s#localhost:4000#${PROXY_HOSTPORT:-$HOSTPORT}#g" >"$WORK/tour.sh"
 [ -s "$WORK/tour.sh" ] || { echo "tour: README.md has no \`\`\`sh tour blocks" >&2; exit 1; }
 

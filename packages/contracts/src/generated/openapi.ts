@@ -1693,7 +1693,7 @@ export interface components {
             status: "unavailable";
             checks?: components["schemas"]["ReadinessChecks"];
         };
-        /** @description What `/readyz` found (absent from `/healthz`). `database` decides readiness. `redis` is reported but does not decide it: Redis is shared by every instance, so its outage makes no instance less ready than another (the README's "Running several instances" says what degrades while it is down). */
+        /** @description What `/readyz` found (absent from `/healthz`). `database` decides readiness. `redis` is reported but does not decide it: Redis is shared by every instance, so its outage makes no instance less ready than another (docs/several-instances.md says what degrades while it is down). */
         ReadinessChecks: {
             /** @enum {string} */
             database: "up" | "down";
