@@ -12,10 +12,9 @@ const outdir = path.join(root, 'apps/api/dist');
 
 /**
  * Packages left to Node at run time, resolved from apps/api (each is a dependency of @users-posts/api):
- * argon2 is a native addon; helmet is loaded by security-headers.ts through createRequire from @fastify/helmet's
- * folder. pg-native is pg's optional native driver (never installed) and must stay a lazy require.
+ * argon2 is a native addon. pg-native is pg's optional native driver (never installed) and must stay a lazy require.
  */
-const EXTERNAL = ['@node-rs/argon2', '@fastify/helmet', 'pg-native'];
+const EXTERNAL = ['@node-rs/argon2', 'pg-native'];
 
 /**
  * Files the bundled code opens next to itself (`new URL('./x', import.meta.url)`), copied into dist/:

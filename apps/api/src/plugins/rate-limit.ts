@@ -17,7 +17,6 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { createRequire } from 'node:module';
 import { clientKey } from '../client-address.js';
 import { AppError } from '../errors/app-error.js';
 import type { RateBucket } from '../rate-bucket.js';
@@ -69,22 +68,19 @@ interface StoreRecord {
   current: number;
   ttl: number;
 }
-/** @fastify/rate-limit's in-memory store (its `store/LocalStore.js`, untyped): an LRU of 5,000 keys, answering synchronously. */
+/** The store interface of @fastify/rate-limit (`incr`, `read`), answered synchronously. */
 interface LocalStoreApi {
   incr(key: string, callback: (error: Error | null, record: StoreRecord) => void, timeWindow: number, max: number): void;
   read(key: string, callback: (error: Error | null, record: StoreRecord) => void, timeWindow: number, max: number): void;
 }
-const LocalStore = createRequire(createRequire(import.meta.url).resolve('@fastify/rate-limit'))('./store/LocalStore.js') as new (
-  continueExceeding: boolean,
-  exponentialBackoff: boolean,
-) => LocalStoreApi;
 
 /**
- * The counters of a failures-only bucket in memory (the per-account login guard), kept until their window ends and never
- * evicted: @fastify/rate-limit's LocalStore keeps 5,000 keys, so 5,000 failures on made-up e-mails would forget any
- * account's (SPEC §3.3: counters not forgotten under pressure). Bounded by the failures one window can hold, which the
- * per-address buckets bound. Every entry lives one window: insertion order is expiry order, so the sweep stops at the
- * first live one. By hand: the store interface is @fastify/rate-limit's, and no kept store offers it without an LRU.
+ * A bucket's counters in memory, kept until their window ends and never evicted. @fastify/rate-limit's own LocalStore
+ * (a private file of the package, `store/LocalStore.js`) keeps the 5,000 most recent keys, so 5,000 requests on made-up
+ * keys (e-mails at the login bucket) would forget any account's or address's count (SPEC §3.3: counters not forgotten
+ * under pressure). Bounded by the keys one window can hold, which the per-address buckets bound. Every entry lives one
+ * window: insertion order is expiry order, so the sweep stops at the first live one. By hand: the store interface is
+ * @fastify/rate-limit's, and no kept store offers it without an LRU.
  */
 class WindowCounters implements LocalStoreApi {
   private readonly counters = new Map<string, { current: number; resetAt: number }>();
@@ -166,7 +162,7 @@ async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
   // Only @fastify/rate-limit's stores are used, never its hooks: the hooks below decide which buckets count a request.
   // With REDIS_URL the counters live in Redis (one budget across instances), through its limiter (`createRateLimit`);
   // a Redis failure skips counting (degrade open, see plugins/shared-state.ts) instead of failing every request.
-  // In memory, through its LocalStore directly (below), so the plugin itself is registered with Redis only.
+  // In memory, through WindowCounters directly (below), so the plugin itself is registered with Redis only.
   const redis = app.sharedState.redis;
   if (redis) await app.register(rateLimit, { global: false, redis: redis.commands, nameSpace: 'rate-limit:', skipOnError: true });
 
@@ -191,17 +187,15 @@ async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
     return limiter;
   };
 
-  // In memory (no REDIS_URL), buckets are counted in @fastify/rate-limit's own LocalStore, called directly: it answers
-  // synchronously, so every request is counted without a promise, and concurrent counts of one key (a GraphQL batch
-  // creating users, parallel requests of one client) cannot read each other's record. (Through createRateLimit it
-  // answers after an `await`, when its mutable record may already hold a later count.) With Redis, through the limiter.
-  // One store per bucket, as createRateLimit gives each limiter its own (`store.child()`): each store keeps its 5,000
-  // most recent keys, so keys of one bucket (a flood of made-up e-mails at the login bucket) cannot push another
-  // bucket's records (an account's failed logins, an address's sign-ups) out of memory.
+  // In memory (no REDIS_URL), buckets are counted in WindowCounters, called directly: it answers synchronously, so
+  // every request is counted without a promise, and concurrent counts of one key (a GraphQL batch creating users,
+  // parallel requests of one client) cannot read each other's record. (Through createRateLimit a store answers after
+  // an `await`, when its mutable record may already hold a later count.) With Redis, through the limiter. One store
+  // per bucket, as createRateLimit gives each limiter its own (`store.child()`).
   const localStores = redis ? undefined : new Map<string, LocalStoreApi>();
   const localStoreFor = (bucket: RateBucket): LocalStoreApi => {
     let store = localStores!.get(bucket.name);
-    if (!store) localStores!.set(bucket.name, (store = bucket.countOnlyStatus === undefined ? new LocalStore(false, false) : new WindowCounters()));
+    if (!store) localStores!.set(bucket.name, (store = new WindowCounters()));
     return store;
   };
 

@@ -2,16 +2,11 @@
 import cors from '@fastify/cors';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
-import { createRequire } from 'node:module';
+// helmet itself, not @fastify/helmet: that plugin calls `helmet(options)` again on every request, which rebuilds each
+// middleware and re-parses the CSP directives, the largest avoidable cost in a CPU profile of the read scenarios
+// (`pnpm bench:profile`, docs/benchmarks.md). Its headers are recorded once here instead (helmetHeaders).
+import helmet from 'helmet';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-
-type HelmetMiddleware = (req: IncomingMessage, res: ServerResponse, next: (error?: Error) => void) => void;
-/**
- * helmet itself, the release @fastify/helmet depends on. @fastify/helmet calls `helmet(options)` again on every
- * request, which rebuilds each middleware and re-parses the CSP directives: the largest avoidable cost in a CPU profile
- * of the read scenarios (`pnpm bench:profile`; figures in the README's benchmark section). Run once here instead.
- */
-const helmet = createRequire(createRequire(import.meta.url).resolve('@fastify/helmet'))('helmet') as (options: object) => HelmetMiddleware;
 
 /**
  * Helmet's default policy (self-hosted scripts, inline styles, data: images) is what Swagger UI at /docs needs.
@@ -55,7 +50,7 @@ function helmetHeaders(options: object): Record<string, string> {
       throw new Error(`helmet read res.${String(property)}: its headers depend on the response; record them per request`);
     },
   });
-  let failure: Error | undefined;
+  let failure: unknown;
   helmet(options)({} as IncomingMessage, recorder, (error) => (failure = error));
   if (failure) throw failure;
   return Object.fromEntries([...headers].map(([name, value]) => [name.toLowerCase(), value]));

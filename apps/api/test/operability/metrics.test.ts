@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { FastifyInstance } from 'fastify';
 import { mkdtempSync } from 'node:fs';
 import { IncomingMessage, ServerResponse } from 'node:http';
-import { createRequire } from 'node:module';
+import helmet from 'helmet';
 import { Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -165,9 +165,6 @@ describe('security headers (helmet)', () => {
 
   it('are exactly the headers helmet writes itself (run once at start, not per request)', async () => {
     // helmet's own middleware, with the product's options, on a real Node response.
-    const helmet = createRequire(createRequire(import.meta.url).resolve('@fastify/helmet'))('helmet') as (
-      options: object,
-    ) => (req: IncomingMessage, res: ServerResponse, next: (error?: Error) => void) => void;
     const response = new ServerResponse(new IncomingMessage(new Socket()));
     helmet({ contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } })(response.req, response, () => undefined);
     const written = response.getHeaders();
