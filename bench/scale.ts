@@ -5,7 +5,7 @@
 // ~/.cache/users-posts/bench-scale (/var/tmp/users-posts-bench-scale as root; or on DATABASE_URL's server); seeded once (minutes), again only when the
 // migrations change. `--embedded`: the same on PGlite data directories, 100,000 users against 2,000.
 // SCALE_USERS, SCALE_SAMPLES (default 30) change the size and the samples per request.
-import { mkdirSync, writeFileSync, existsSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
@@ -185,7 +185,6 @@ async function pgliteDirectory(name: string, size: ScaleSize): Promise<{ dir: st
     const current = await seededStamp((text) => existing.query(text)).finally(() => existing.close());
     if (current === stamp) return { dir };
   }
-  const { rmSync } = await import('node:fs');
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   const pglite = await PGlite.create(dir, { extensions: PGLITE_EXTENSIONS });
