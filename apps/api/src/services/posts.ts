@@ -74,6 +74,8 @@ const POSTS_PAGE: PageSource<PostSortField | 'authorId' | 'content'> = {
     authorId: { column: 'author_id', kind: 'integer' },
     createdAt: CREATED_AT_FIELD,
   },
+  // The trigram index of the search (migration 20261127130853_posts_search_index).
+  searchText: { fields: ['title', 'content'], expression: `(title || ' ' || content)` },
 };
 
 export class PostsService {

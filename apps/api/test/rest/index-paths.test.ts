@@ -16,6 +16,9 @@ interface PlanNode {
   'Index Name'?: string;
   'Index Cond'?: string;
   'Recheck Cond'?: string;
+  /** With ANALYZE: rows a node read and threw away. */
+  'Rows Removed by Filter'?: number;
+  'Rows Removed by Index Recheck'?: number;
   Plans?: PlanNode[];
 }
 
@@ -75,10 +78,11 @@ afterAll(() => {
 });
 
 /** The plan of one statement with sequential scans disabled (in a transaction of its own: SET LOCAL). */
-async function planOf(text: string, args: readonly SqlArg[]): Promise<PlanNode> {
+async function planOf(text: string, args: readonly SqlArg[], { analyze = false } = {}): Promise<PlanNode> {
   const [row] = await suite.app.db.prisma.$transaction(async (tx) => {
     await tx.$executeRawUnsafe('SET LOCAL enable_seqscan = off');
-    return tx.$queryRawUnsafe<{ 'QUERY PLAN': [{ Plan: PlanNode }] | string }[]>(`EXPLAIN (FORMAT JSON) ${text}`, ...args);
+    const explain = analyze ? 'EXPLAIN (ANALYZE, FORMAT JSON)' : 'EXPLAIN (FORMAT JSON)';
+    return tx.$queryRawUnsafe<{ 'QUERY PLAN': [{ Plan: PlanNode }] | string }[]>(`${explain} ${text}`, ...args);
   });
   const plan = row!['QUERY PLAN'];
   return (typeof plan === 'string' ? JSON.parse(plan) : plan)[0].Plan;
@@ -160,6 +164,85 @@ describe('an index path for every listing of the contract (no table read whole)'
       '{ recentPosts(limit: 20) { id } }',
     ];
     for (const graphql of documents) expect({ graphql, scans: await wholeScansOf({ url: '/graphql', graphql }) }).toEqual({ graphql, scans: [] });
+  });
+});
+
+/** Every node of a plan, depth first. */
+const nodesOf = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(nodesOf)];
+
+describe('search that reads only the rare trigrams of a term', () => {
+  it('finds exactly the rows the whole term does, asking the trigram indexes for none of the trigrams every name holds', async () => {
+    statements = [];
+    // An ADMIN searches name and e-mail; every one of the 5 000 names and e-mails holds `use` and `ser`.
+    const response = await suite.app.inject({ method: 'GET', url: '/api/v1/users?q=USER1234&limit=100', headers: suite.admin.headers });
+    expect(response.statusCode).toBe(200);
+    const found = response.json<{ data: { items: { id: string }[] } }>().data.items.map(({ id }) => Number(id));
+    const expected = await suite.app.db.prisma.$queryRawUnsafe<{ id: number }[]>(
+      `SELECT id FROM users WHERE name ILIKE '%user1234%' OR email ILIKE '%user1234%' ORDER BY id`,
+    );
+    expect(found.sort((a, b) => a - b)).toEqual(expected.map(({ id }) => id));
+    expect(found.length).toBeGreaterThan(0);
+
+    const lookups: string[] = [];
+    for (const { text, args } of statements.filter(({ text }) => /^\s*SELECT/i.test(text) && /ILIKE/.test(text))) {
+      for (const node of nodesOf(await planOf(text, args))) {
+        if (node['Index Name']?.endsWith('_trgm_idx')) lookups.push(node['Index Cond'] ?? '');
+      }
+    }
+    expect(lookups.length).toBeGreaterThan(0);
+    for (const lookup of lookups) expect(lookup).not.toMatch(/use|ser/i);
+  });
+  it('posts: looks in the one index of title and content once, and never matches across the two', async () => {
+    const { prisma } = suite.app.db;
+    const [straddling, holding] = await prisma.$queryRawUnsafe<{ id: number }[]>(
+      `INSERT INTO posts (title, content, author_id, updated_at)
+       VALUES ('Quokka sighting', 'Zebrafish report', ${suite.admin.id}, now()), ('Notes', 'a quokka sighting zebrafish', ${suite.admin.id}, now())
+       RETURNING id`,
+    );
+    statements = [];
+    // "sighting zebrafish" is in the joined text of the first post ("…sighting Zebrafish…"), in neither of its fields.
+    const response = await suite.app.inject({ method: 'GET', url: '/api/v1/posts?q=SIGHTING%20zebrafish' });
+    expect(response.json<{ data: { items: { id: string }[] } }>().data.items.map(({ id }) => Number(id))).toEqual([holding!.id]);
+    const [joined] = await prisma.$queryRawUnsafe<{ holds: boolean }[]>(
+      `SELECT (title || ' ' || content) ILIKE '%sighting zebrafish%' AS holds FROM posts WHERE id = ${straddling!.id}`,
+    );
+    expect(joined!.holds).toBe(true);
+
+    const indexes: string[] = [];
+    for (const { text, args } of statements.filter(({ text }) => /^\s*SELECT/i.test(text) && /ILIKE/.test(text))) {
+      for (const node of nodesOf(await planOf(text, args))) if (node['Index Name']?.endsWith('_trgm_idx')) indexes.push(node['Index Name']);
+    }
+    expect(new Set(indexes)).toEqual(new Set(['posts_search_trgm_idx']));
+    await prisma.$executeRawUnsafe(`DELETE FROM posts WHERE id IN (${straddling!.id}, ${holding!.id})`);
+  });
+});
+
+describe('selective filters read only their matches', () => {
+  it('sorts the few rows of a rare filter instead of walking the sort index past rows that sort first', async () => {
+    // Every ADMIN has a NULL age, so all of them sort after every other user by age: walking users_age_id_idx for them
+    // reads the 4 950 others first. With 1 000 more of them, the planner expects a page of ADMINs early in that walk.
+    const { prisma } = suite.app.db;
+    await prisma.$executeRawUnsafe(
+      `INSERT INTO users (name, email, role, updated_at)
+       SELECT 'admin' || g, 'admin' || g || '@example.com', 'ADMIN'::"Role", now() FROM generate_series(1, 1000) AS g`,
+    );
+    await prisma.$executeRawUnsafe('ANALYZE users');
+    const [{ admins }] = await prisma.$queryRawUnsafe<[{ admins: number }]>(`SELECT count(*)::int AS admins FROM users WHERE role = 'ADMIN'`);
+    for (const url of ['/api/v1/users?role=ADMIN&sort=age', '/api/v1/users?role=ADMIN&sort=age&limit=10&cursor=']) {
+      statements = [];
+      const response = await suite.app.inject({ method: 'GET', url, headers: suite.admin.headers });
+      expect(response.statusCode).toBe(200);
+      let discarded = 0;
+      for (const { text, args } of statements.filter(({ text }) => /^\s*SELECT/i.test(text))) {
+        for (const node of nodesOf(await planOf(text, args, { analyze: true }))) {
+          discarded += (node['Rows Removed by Filter'] ?? 0) + (node['Rows Removed by Index Recheck'] ?? 0);
+        }
+      }
+      // At most the filter's own matches (a cursor page's first statement reads every ADMIN for one with an age).
+      expect({ url, discarded: discarded <= admins ? 'at most the ADMINs' : discarded }).toEqual({ url, discarded: 'at most the ADMINs' });
+    }
+    await prisma.$executeRawUnsafe(`DELETE FROM users WHERE email LIKE 'admin%@example.com'`);
+    await prisma.$executeRawUnsafe('ANALYZE users');
   });
 });
 
