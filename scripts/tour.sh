@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The README's tour, run as written: every ```sh tour block of README.md, then of docs/api-consumers.md, in order, in one bash session (curl + jq),
-# against a fresh server. A request answered >= 400 fails the tour (curl runs with --fail-with-body), and so does any
+# from a directory of its own, against a fresh server on a free port (BASE). A request answered >= 400 fails the tour (curl runs with --fail-with-body), and so does any
 # command that fails. So the README's examples are the test: change one there, and this runs the change.
 #
 #   scripts/tour.sh                 builds if needed, starts the product on a free port with a fresh data directory
@@ -67,21 +67,30 @@ if [ -n "${TOUR_PRISM:-}" ]; then
   TOUR_PROXY="http://127.0.0.1:$PRISM_PORT"
 fi
 
-# The ```sh tour blocks, the README's `localhost:4000` pointed at this server (with TOUR_PROXY, the REST and auth
-# requests at that proxy instead, e.g. a contract-validating one: /graphql is not in the OpenAPI contract).
-HOSTPORT=${TOUR_BASE#http://}
-PROXY_HOSTPORT=${TOUR_PROXY:+${TOUR_PROXY#http://}}
-awk '/^```sh tour/ { on = 1; next } /^```/ { if (on) print ""; on = 0; next } on' "$ROOT/README.md" "$ROOT/docs/api-consumers.md" |
-  sed -e "s#localhost:4000/graphql#$HOSTPORT/graphql#g" -e "s#localhost:4000#${PROXY_HOSTPORT:-$HOSTPORT}#g" >"$WORK/tour.sh"
+# The ```sh tour blocks as written: they read the server's address from BASE (set here, so their own
+# `BASE=${BASE:-http://localhost:4000}` keeps it) and run from a directory of their own.
+awk '/^```sh tour/ { on = 1; next } /^```/ { if (on) print ""; on = 0; next } on' "$ROOT/README.md" "$ROOT/docs/api-consumers.md" >"$WORK/tour.sh"
 [ -s "$WORK/tour.sh" ] || { echo "tour: README.md has no \`\`\`sh tour blocks" >&2; exit 1; }
+if grep -n 'localhost:4000' "$WORK/tour.sh" | grep -v '^[0-9]*:BASE=' >&2; then echo "tour: an example names localhost:4000 instead of \$BASE (above)" >&2; exit 1; fi
+export BASE=$TOUR_BASE TOUR_BASE TOUR_PROXY=${TOUR_PROXY:-}
 
 cd "$WORK"
-# A reader runs the examples from the repository's root: the files they read are there.
+# One example reads a file of the repository (the client's persisted-document manifest), as from its root.
 ln -s "$ROOT/packages" packages
 # Each command is shown as it runs; curl (first on PATH here) fails on an HTTP error, shows the body it got, and ends
 # each answer with a newline.
+# With TOUR_PROXY, the REST and auth requests go to that proxy instead (a contract-validating one: /graphql is not in
+# the OpenAPI contract): the wrapper changes where a URL points, never what the example wrote.
 mkdir bin
-printf '#!/bin/sh\nexec %s --fail-with-body --no-progress-meter -w "\\n" "$@"\n' "$(command -v curl)" >bin/curl
+cat >bin/curl <<WRAPPER
+#!/usr/bin/env bash
+args=()
+for arg in "\$@"; do
+  if [ -n "\$TOUR_PROXY" ] && [[ \$arg == "\$TOUR_BASE/"* && \$arg != "\$TOUR_BASE/graphql"* ]]; then arg="\$TOUR_PROXY\${arg#"\$TOUR_BASE"}"; fi
+  args+=("\$arg")
+done
+exec $(command -v curl) --fail-with-body --no-progress-meter -w '\n' "\${args[@]}"
+WRAPPER
 chmod +x bin/curl
 PATH="$WORK/bin:$PATH" bash -euo pipefail -c 'set -x; source ./tour.sh' 2>&1 | sed -e 's/^+ /$ /'
 if [ -n "${TOUR_PRISM:-}" ]; then

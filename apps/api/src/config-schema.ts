@@ -9,7 +9,8 @@ export const CONFIG_SCHEMA = {
   additionalProperties: false,
   properties: {
     NODE_ENV: { type: 'string', enum: ['development', 'test', 'production'] },
-    HOST: { type: 'string', minLength: 1, default: '0.0.0.0' },
+    // Unset: loopback outside production (a development server is not offered to the network), every address in it.
+    HOST: { type: 'string', minLength: 1 },
     PORT: { type: 'integer', minimum: 0, maximum: 65535, default: 4000 },
     LOG_LEVEL: { type: 'string', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info' },
     DATA_DIR: { type: 'string', minLength: 1, default: '.data' },

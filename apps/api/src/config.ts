@@ -144,7 +144,7 @@ export interface MailConfig {
 
 interface RawEnv {
   NODE_ENV?: Config['nodeEnv'];
-  HOST: string;
+  HOST?: string;
   PORT: number;
   LOG_LEVEL: string;
   DATA_DIR: string;
@@ -231,7 +231,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     exposeErrors: raw.NODE_ENV === 'development',
     graphqlFastPath: raw.GRAPHQL_FAST_PATH,
     graphqlCompiledExecution: raw.GRAPHQL_COMPILED_EXECUTION && { afterExecutions: raw.GRAPHQL_COMPILE_AFTER },
-    host: raw.HOST,
+    host: raw.HOST ?? (raw.NODE_ENV === 'production' ? '0.0.0.0' : '127.0.0.1'),
     port: raw.PORT,
     logLevel: raw.LOG_LEVEL,
     dataDir,

@@ -34,7 +34,7 @@ try {
 
   const address = await started.listen({ host: config.host, port: config.port });
   // The start-up banner: where to go next, where the data is, where development secrets live.
-  const base = address.replace('://0.0.0.0', '://localhost').replace('://[::]', '://localhost');
+  const base = address.replace(/:\/\/(0\.0\.0\.0|127\.0\.0\.1|\[::\])/, '://localhost');
   const database = started.db.kind === 'pglite' ? `embedded PGlite in ${config.pgliteDir}` : 'PostgreSQL (DATABASE_URL)';
   const secrets =
     config.nodeEnv === 'production' ? 'secrets from the environment' : `development secrets in ${path.join(config.dataDir, 'secrets.json')}`;

@@ -2,11 +2,40 @@
 // listening app, opens GET /api/v1/users, clicks "Try it out" and "Execute", and reads the 200 envelope it shows.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { FastifyInstance } from 'fastify';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { createTestApp } from '../support/app.js';
+import { describeRequiring } from '../support/requirements.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/**
+ * The browser: CHROMIUM_PATH, else a Chromium or Chrome on PATH or where Playwright or macOS put it. None: the suite
+ * is skipped with a line in `pnpm test`'s summary (CI, which installs Debian's, sets REQUIRE_BROWSER_TEST=1).
+ */
+function findChromium(): string | undefined {
+  const onPath = ['chromium', 'chromium-browser', 'google-chrome', 'google-chrome-stable'].flatMap((name) =>
+    (process.env.PATH ?? '').split(path.delimiter).map((dir) => path.join(dir, name)),
+  );
+  const playwrightCache = path.join(os.homedir(), '.cache', 'ms-playwright');
+  const playwright = existsSync(playwrightCache)
+    ? readdirSync(playwrightCache)
+        .filter((dir) => dir.startsWith('chromium-'))
+        .flatMap((dir) => ['chrome-linux/chrome', 'chrome-linux64/chrome'].map((binary) => path.join(playwrightCache, dir, binary)))
+    : [];
+  const macOS = ['/Applications/Chromium.app/Contents/MacOS/Chromium', '/Applications/Google Chrome.app/Contents/MacOS/Google Chrome'];
+  const candidates = process.env.CHROMIUM_PATH ? [process.env.CHROMIUM_PATH] : [...onPath, ...playwright, ...macOS];
+  return candidates.find((candidate) => existsSync(candidate));
+}
+
+const CHROMIUM = findChromium();
+const describeWithBrowser = describeRequiring({
+  suites: 'the browser tests of /docs and GraphiQL (apps/api/test/contract/docs-browser.test.ts)',
+  missing: CHROMIUM ? [] : [process.env.CHROMIUM_PATH ? `Chromium at CHROMIUM_PATH=${process.env.CHROMIUM_PATH}` : 'Chromium or Chrome'],
+  requiredBy: 'REQUIRE_BROWSER_TEST',
+  howToRun: 'install Chromium (apt-get install chromium, brew install --cask chromium) or set CHROMIUM_PATH to a Chrome',
+});
+
 // As root, in a closed network: no sandbox, and none of Chromium's own background connections.
 const CHROMIUM_ARGS = [
   '--headless',
@@ -23,33 +52,29 @@ let app: FastifyInstance;
 let baseUrl: string;
 let browser: Browser | undefined;
 
-beforeAll(async () => {
-  // Fail, never skip: CI installs Chromium (.ci/run), so a missing binary is a broken environment.
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`Chromium not found at ${CHROMIUM}: install it with \`apt-get update && apt-get install -y chromium\` (as .ci/run does)`);
-  }
-  app = await createTestApp();
-  await app.db.prisma.user.createMany({
-    data: [
-      { name: 'Ada', email: 'ada@example.com' },
-      { name: 'Grace', email: 'grace@example.com' },
-    ],
+describeWithBrowser('/docs and GraphiQL in Chromium', () => {
+  beforeAll(async () => {
+    app = await createTestApp();
+    await app.db.prisma.user.createMany({
+      data: [
+        { name: 'Ada', email: 'ada@example.com' },
+        { name: 'Grace', email: 'grace@example.com' },
+      ],
+    });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const address = app.server.address();
+    if (!address || typeof address === 'string') throw new Error('app is not listening on TCP');
+    baseUrl = `http://127.0.0.1:${address.port}`;
+
+    // playwright-core gives every launch a new empty profile directory of its own.
+    browser = await chromium.launch({ executablePath: CHROMIUM!, headless: true, args: CHROMIUM_ARGS });
   });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const address = app.server.address();
-  if (!address || typeof address === 'string') throw new Error('app is not listening on TCP');
-  baseUrl = `http://127.0.0.1:${address.port}`;
 
-  // playwright-core gives every launch a new empty profile directory of its own.
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
-});
+  afterAll(async () => {
+    await browser?.close();
+    await app?.close();
+  });
 
-afterAll(async () => {
-  await browser?.close();
-  await app?.close();
-});
-
-describe('/docs in Chromium', () => {
   it('runs GET /api/v1/users through "Try it out" → "Execute" and shows 200 with the envelope', async () => {
     const page = await browser!.newPage();
     const pageErrors: string[] = [];
@@ -99,47 +124,47 @@ describe('/docs in Chromium', () => {
     expect(pageErrors).toEqual([]);
     await page.close();
   });
-});
 
-describe('GraphiQL in Chromium (quiet by default: its assets served by the product)', () => {
-  it('renders at GET /graphql with no request to another host and no CSP violation', async () => {
-    const page = await browser!.newPage();
-    const foreign: string[] = [];
-    const problems: string[] = [];
-    page.on('request', (request) => {
-      const url = new URL(request.url());
-      if (
-        (url.protocol === 'http:' || url.protocol === 'https:' || url.protocol === 'ws:' || url.protocol === 'wss:') &&
-        url.origin !== baseUrl &&
-        url.host !== new URL(baseUrl).host
-      ) {
-        foreign.push(request.url());
-      }
+  describe('GraphiQL (quiet by default: its assets served by the product)', () => {
+    it('renders at GET /graphql with no request to another host and no CSP violation', async () => {
+      const page = await browser!.newPage();
+      const foreign: string[] = [];
+      const problems: string[] = [];
+      page.on('request', (request) => {
+        const url = new URL(request.url());
+        if (
+          (url.protocol === 'http:' || url.protocol === 'https:' || url.protocol === 'ws:' || url.protocol === 'wss:') &&
+          url.origin !== baseUrl &&
+          url.host !== new URL(baseUrl).host
+        ) {
+          foreign.push(request.url());
+        }
+      });
+      const assets: string[] = [];
+      page.on('response', (response) => {
+        const url = new URL(response.url());
+        if (url.pathname.startsWith('/graphiql/')) assets.push(`${response.status()} ${url.pathname.split('/').at(-1)}`);
+      });
+      page.on('pageerror', (error) => problems.push(error.message));
+      page.on('console', (message) => {
+        if (/Content Security Policy|Refused to|Could not create web worker/i.test(message.text())) problems.push(message.text());
+      });
+      // Monaco starts a worker from its URL once an editor is up (the first worker, an event, not a wait).
+      const worker = page.waitForResponse((response) => /\/graphiql\/\w+\/\w+\.worker\.js$/.test(response.url()), { timeout: 60_000 });
+      // GraphiQL's introspection, its last request at start (an event: `networkidle` is 500 ms of quiet, which a loaded
+      // machine's slow workers kept from coming within its time limit).
+      const introspection = page.waitForResponse((response) => response.url().endsWith('/graphql') && response.request().method() === 'POST', {
+        timeout: 60_000,
+      });
+      await page.goto(`${baseUrl}/graphql`);
+      await page.locator('.graphiql-container').first().waitFor({ state: 'visible', timeout: 60_000 });
+      expect((await worker).status()).toBe(200);
+      expect((await introspection).status()).toBe(200);
+      expect(foreign).toEqual([]);
+      expect(problems).toEqual([]);
+      // The page's assets, the product's own static files (graphql/graphiql.ts), Monaco's workers among them.
+      expect(assets).toEqual(expect.arrayContaining(['200 environment.js', '200 graphiql.js', '200 graphiql.css', '200 start.js']));
+      await page.close();
     });
-    const assets: string[] = [];
-    page.on('response', (response) => {
-      const url = new URL(response.url());
-      if (url.pathname.startsWith('/graphiql/')) assets.push(`${response.status()} ${url.pathname.split('/').at(-1)}`);
-    });
-    page.on('pageerror', (error) => problems.push(error.message));
-    page.on('console', (message) => {
-      if (/Content Security Policy|Refused to|Could not create web worker/i.test(message.text())) problems.push(message.text());
-    });
-    // Monaco starts a worker from its URL once an editor is up (the first worker, an event, not a wait).
-    const worker = page.waitForResponse((response) => /\/graphiql\/\w+\/\w+\.worker\.js$/.test(response.url()), { timeout: 60_000 });
-    // GraphiQL's introspection, its last request at start (an event: `networkidle` is 500 ms of quiet, which a loaded
-    // machine's slow workers kept from coming within its time limit).
-    const introspection = page.waitForResponse((response) => response.url().endsWith('/graphql') && response.request().method() === 'POST', {
-      timeout: 60_000,
-    });
-    await page.goto(`${baseUrl}/graphql`);
-    await page.locator('.graphiql-container').first().waitFor({ state: 'visible', timeout: 60_000 });
-    expect((await worker).status()).toBe(200);
-    expect((await introspection).status()).toBe(200);
-    expect(foreign).toEqual([]);
-    expect(problems).toEqual([]);
-    // The page's assets, the product's own static files (graphql/graphiql.ts), Monaco's workers among them.
-    expect(assets).toEqual(expect.arrayContaining(['200 environment.js', '200 graphiql.js', '200 graphiql.css', '200 start.js']));
-    await page.close();
   });
 });

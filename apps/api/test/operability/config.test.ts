@@ -28,6 +28,16 @@ describe('loadConfig', () => {
     expect(config.persistedDocuments).toEqual({ file: undefined, trustedOnly: false });
   });
 
+  it('listens on loopback only outside production, on every interface in production, and where HOST says', () => {
+    const dataDir = tempDir();
+    // A newcomer's development server on a shared network (a café, an office) is not offered to it.
+    expect(loadConfig({ DATA_DIR: dataDir }).host).toBe('127.0.0.1');
+    expect(loadConfig({ DATA_DIR: dataDir, NODE_ENV: 'development' }).host).toBe('127.0.0.1');
+    expect(loadConfig({ DATA_DIR: dataDir, NODE_ENV: 'production', ...productionSecrets }).host).toBe('0.0.0.0');
+    expect(loadConfig({ DATA_DIR: dataDir, HOST: '0.0.0.0' }).host).toBe('0.0.0.0');
+    expect(loadConfig({ DATA_DIR: dataDir, NODE_ENV: 'production', HOST: '10.0.0.5', ...productionSecrets }).host).toBe('10.0.0.5');
+  });
+
   it('turns traces on with an OTLP endpoint (and off again with OTEL_SDK_DISABLED), and takes the manifest from the repository', () => {
     const on = loadConfig({ DATA_DIR: tempDir(), OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SERVICE_NAME: 'api-eu' });
     expect(on.tracing).toEqual({ serviceName: 'api-eu' });

@@ -34,7 +34,8 @@ function runServer(env: Record<string, string>): Promise<{ code: number | null; 
   let output = '';
   child.stdout.on('data', (chunk) => (output += chunk));
   child.stderr.on('data', (chunk) => (output += chunk));
-  const killer = setTimeout(() => child.kill('SIGKILL'), 18_000);
+  // A hang detector, not a deadline: a start that cannot succeed exits by itself, however slowly a busy machine starts it.
+  const killer = setTimeout(() => child.kill('SIGKILL'), 50_000);
   return new Promise((resolve) => {
     child.once('exit', (code) => {
       clearTimeout(killer);

@@ -12,6 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { repoRoot } from '../../src/paths.js';
+import { describeRequiring } from './requirements.js';
 
 const run = promisify(execFile);
 
@@ -382,14 +383,11 @@ export function missingServerRequirements(): string[] {
 
 /**
  * `describe` when PostgreSQL binaries, redis-server and DATABASE_URL (the PostgreSQL test pass) are present, else
- * `describe.skip`; with REQUIRE_CLUSTER_TESTS=1 a missing requirement throws instead of skipping (CI sets it).
+ * skipped with the reason in `pnpm test`'s summary; with REQUIRE_CLUSTER_TESTS=1 a missing requirement fails instead.
  */
-export const describeWithServers: typeof describe = (() => {
-  const missing = missingServerRequirements();
-  if (missing.length === 0) return describe;
-  if (process.env.REQUIRE_CLUSTER_TESTS !== '1') return describe.skip as typeof describe;
-  const refuse = () => {
-    throw new Error(`REQUIRE_CLUSTER_TESTS=1 but this machine lacks: ${missing.join('; ')}`);
-  };
-  return Object.assign(refuse, describe) as unknown as typeof describe;
-})();
+export const describeWithServers: typeof describe = describeRequiring({
+  suites: 'the process suites of several instances (apps/api/test/cluster)',
+  missing: missingServerRequirements(),
+  requiredBy: 'REQUIRE_CLUSTER_TESTS',
+  howToRun: 'DATABASE_URL=postgres://… pnpm test, with PostgreSQL 15 and redis-server installed (.ci/run does)',
+});

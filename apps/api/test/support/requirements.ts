@@ -1,0 +1,34 @@
+// Suites that need something of the machine beyond Node (a browser, PostgreSQL binaries, redis-server): run when it is
+// there, else skipped with the reason `pnpm test` prints after jest's summary (scripts/test.mjs), or refused when the
+// environment requires them (CI).
+import { describe } from '@jest/globals';
+import { appendFileSync } from 'node:fs';
+
+export interface Requirement {
+  /** What the skipped suites are, as the summary names them ("the /docs browser test"). */
+  suites: string;
+  /** What this machine lacks (empty: the suites run). */
+  missing: string[];
+  /** The variable that turns a skip into a failure (CI sets it). */
+  requiredBy: string;
+  /** How a developer runs them. */
+  howToRun: string;
+}
+
+/**
+ * `describe` when nothing is missing. Else `describe.skip`, with one line for `pnpm test`'s summary (it passes the
+ * file to write it to in TEST_SKIPS_FILE); with `<requiredBy>=1` in the environment, a suite that throws instead.
+ */
+export function describeRequiring(requirement: Requirement): typeof describe {
+  const { suites, missing, requiredBy, howToRun } = requirement;
+  if (missing.length === 0) return describe;
+  if (process.env[requiredBy] === '1') {
+    const refuse = () => {
+      throw new Error(`${requiredBy}=1 but this machine lacks, for ${suites}: ${missing.join('; ')}`);
+    };
+    return Object.assign(refuse, describe) as unknown as typeof describe;
+  }
+  const report = process.env.TEST_SKIPS_FILE;
+  if (report) appendFileSync(report, `${JSON.stringify({ suites, missing, howToRun })}\n`);
+  return describe.skip as typeof describe;
+}
