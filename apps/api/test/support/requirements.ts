@@ -16,8 +16,8 @@ export interface Requirement {
 }
 
 /**
- * `describe` when nothing is missing. Else `describe.skip`, with one line for `pnpm test`'s summary (it passes the
- * file to write it to in TEST_SKIPS_FILE); with `<requiredBy>=1` in the environment, a suite that throws instead.
+ * `describe` when nothing is missing. Else `describe.skip`, each suite declared with it adding a line for `pnpm test`'s
+ * summary (written to the file TEST_SKIPS_FILE names); with `<requiredBy>=1` in the environment, a suite that throws.
  */
 export function describeRequiring(requirement: Requirement): typeof describe {
   const { suites, missing, requiredBy, howToRun } = requirement;
@@ -28,7 +28,11 @@ export function describeRequiring(requirement: Requirement): typeof describe {
     };
     return Object.assign(refuse, describe) as unknown as typeof describe;
   }
-  const report = process.env.TEST_SKIPS_FILE;
-  if (report) appendFileSync(report, `${JSON.stringify({ suites, missing, howToRun })}\n`);
-  return describe.skip as typeof describe;
+  // Reported when a suite is declared with it (a file that only imports its module skips nothing).
+  const skip = (...args: Parameters<typeof describe.skip>) => {
+    const report = process.env.TEST_SKIPS_FILE;
+    if (report) appendFileSync(report, `${JSON.stringify({ suites, missing, howToRun })}\n`);
+    return describe.skip(...args);
+  };
+  return Object.assign(skip, describe.skip) as unknown as typeof describe;
 }
