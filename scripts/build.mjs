@@ -141,7 +141,7 @@ async function writeContract() {
   const text = await readFile(path.join(root, 'openapi/openapi.yaml'), 'utf8');
   const jsYaml = await import(pathToFileURL(createRequire(path.join(root, 'apps/api/package.json')).resolve('js-yaml')).href);
   await writeFile(path.join(outdir, 'openapi.yaml'), text);
-  await writeFile(path.join(outdir, 'openapi.json'), JSON.stringify(jsYaml.load(text)));
+  await writeFile(path.join(outdir, 'openapi.json'), JSON.stringify(jsYaml.load(text, { schema: jsYaml.CORE_SCHEMA })));
 }
 
 /** Where a build records what it was made from (its inputs' paths and a stamp of their sizes and times). */

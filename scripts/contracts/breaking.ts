@@ -11,7 +11,7 @@ import { diff as diffOpenapi, Severity } from '@useoptic/openapi-utilities';
 import { RuleRunner } from '@useoptic/rulesets-base';
 import { BreakingChangesRuleset } from '@useoptic/standard-rulesets';
 import { buildSchema, getNamedType, isEnumType, isInterfaceType, isObjectType, type GraphQLSchema } from 'graphql';
-import { parse as parseYaml } from 'yaml';
+import { parseYaml } from './yaml.js';
 import { graphqlAccessChanges, openapiAccessChanges } from './access.js';
 import { constraintChanges } from './constraints.js';
 import { commitMessages, resolveRev, revExists, showFile } from './git.js';

@@ -10,7 +10,7 @@
 import { createRequire } from 'node:module';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { parseYaml } from './yaml.js';
 
 export const OPENAPI = 'openapi/openapi.yaml';
 

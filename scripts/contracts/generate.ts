@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { generate } from '@graphql-codegen/cli';
 import type { Types } from '@graphql-codegen/plugin-helpers';
 import openapiTS, { astToString } from 'openapi-typescript';
-import { parse as parseYaml } from 'yaml';
+import { parseYaml } from './yaml.js';
 import { generateConfigValidator } from './config-validator.js';
 import type { GeneratedFile } from './generated-file.js';
 import { generatePersistedDocuments } from './persisted-documents.js';

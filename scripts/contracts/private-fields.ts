@@ -4,7 +4,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Kind, parse, type FieldDefinitionNode } from 'graphql';
-import { parse as parseYaml } from 'yaml';
+import { parseYaml } from './yaml.js';
 import type { GeneratedFile } from './generated-file.js';
 
 const SDL = 'schema/schema.graphql';

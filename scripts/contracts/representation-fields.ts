@@ -4,7 +4,7 @@
 // answered and selectable without a line of server code (rest/representations.ts).
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { parseYaml } from './yaml.js';
 import type { GeneratedFile } from './generated-file.js';
 
 const OPENAPI = 'openapi/openapi.yaml';

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { getDMMF } from '@prisma/get-dmmf';
 import { columnOf } from '../../packages/db/src/columns.js';
 import { buildSchema, isInputObjectType, isObjectType } from 'graphql';
-import { parse as parseYaml } from 'yaml';
+import { parseYaml } from './yaml.js';
 
 export const SDL = 'schema/schema.graphql';
 export const OPENAPI = 'openapi/openapi.yaml';

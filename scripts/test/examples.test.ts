@@ -3,8 +3,11 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from '@jest/globals';
-import { parse } from 'yaml';
+import { parseYaml } from '../contracts/yaml.js';
 import { collectExamples, exampleProblems } from '../contracts/examples.js';
+
+// The fixtures are edited freely as plain objects.
+const parse = (text: string): any => parseYaml(text);
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '../..');

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, test } from '@jest/globals';
-import { parse, stringify } from 'yaml';
+import { parseYaml, stringifyYaml as stringify } from '../contracts/yaml.js';
 import {
   graphqlStorageProblems,
   modelOfInput,
@@ -12,6 +12,9 @@ import {
   type PrismaModels,
   type ServerTables,
 } from '../contracts/storage.js';
+
+// The fixtures are edited freely as plain objects.
+const parse = (text: string): any => parseYaml(text);
 
 const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures/storage');
 const read = (file: string) => readFileSync(path.join(fixtures, file), 'utf8');

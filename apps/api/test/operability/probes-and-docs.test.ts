@@ -2,7 +2,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { FastifyInstance } from 'fastify';
 import { readFileSync } from 'node:fs';
-import { load as parse } from 'js-yaml';
+import { CORE_SCHEMA, load } from 'js-yaml';
+
+const parse = (text: string) => load(text, { schema: CORE_SCHEMA });
 import { openapiPath } from '../../src/paths.js';
 import { createTestApp } from '../support/app.js';
 
