@@ -16,8 +16,9 @@
 // declared closed (additionalProperties: false). (Optic: a property no longer
 // required; enum values added, which is decided breaking: a generated client switching over the values meets one it
 // does not know; add a new field instead, or version the API.)
-// Not compared: oneOf/anyOf/allOf alternatives (reported by Optic when removed), and schemas behind a $ref cycle
-// (compared once, at their first expansion).
+// oneOf/anyOf/allOf alternatives are compared pair by pair (as properties are): matched by the value of the property
+// that tells them apart (a `const`, as a discriminator's), else by position when both lists are as long. (Optic
+// reports an alternative removed.) Schemas behind a $ref cycle are compared once, at their first expansion.
 
 export interface ConstraintChange {
   message: string;
@@ -117,6 +118,36 @@ function compareChildren(base: Schema, head: Schema, at: string, out: Constraint
   if (isSchema(base.items) && isSchema(head.items)) compare(base.items, head.items, `${at}/items`, out, depth + 1);
   if (isSchema(base.additionalProperties) && isSchema(head.additionalProperties))
     compare(base.additionalProperties, head.additionalProperties, `${at}/additionalProperties`, out, depth + 1);
+  for (const keyword of ['oneOf', 'anyOf', 'allOf']) {
+    const [from, to] = [base[keyword], head[keyword]];
+    if (!Array.isArray(from) || !Array.isArray(to)) continue;
+    for (const [index, before, after] of pairedAlternatives(from, to)) compare(before, after, `${at}/${keyword}/${index}`, out, depth + 1);
+  }
+}
+
+/** What tells an alternative apart: its properties fixed to one value (`const`, or a one-value enum), all of them. */
+function alternativeKey(schema: unknown): string | undefined {
+  if (!isSchema(schema) || !isSchema(schema.properties)) return undefined;
+  const fixed = Object.entries(schema.properties).flatMap(([name, property]) => {
+    if (!isSchema(property)) return [];
+    if (property.const !== undefined) return [`${name}=${show(property.const)}`];
+    return Array.isArray(property.enum) && property.enum.length === 1 ? [`${name}=${show(property.enum[0])}`] : [];
+  });
+  return fixed.length > 0 ? fixed.sort().join(',') : undefined;
+}
+
+/** The head's alternatives with the base's they continue, as [head index, base, head]: by key, else by position. */
+function pairedAlternatives(base: unknown[], head: unknown[]): [number, Schema, Schema][] {
+  const pairs: [number, Schema, Schema][] = [];
+  const baseKeys = base.map(alternativeKey);
+  const headKeys = head.map(alternativeKey);
+  const unique = (keys: (string | undefined)[]) => keys.every((key) => key !== undefined) && new Set(keys).size === keys.length;
+  const keyed = unique(baseKeys) && unique(headKeys);
+  head.forEach((after, index) => {
+    const before = keyed ? base[baseKeys.indexOf(headKeys[index])] : base.length === head.length ? base[index] : undefined;
+    if (isSchema(before) && isSchema(after)) pairs.push([index, before, after]);
+  });
+  return pairs;
 }
 
 type Parameter = { name: string; in: string; schema?: Schema };

@@ -232,6 +232,27 @@ describe('request tightening and response loosening (constraints.ts, rules Optic
     );
   });
 
+  test('inside oneOf alternatives too: a property added to a closed one, a request bound tightened in one', async () => {
+    // The User answer as a page or a cursor page (each closed, told apart by `paging`), as the page envelopes are.
+    const envelopes = (extra: Record<string, unknown> | undefined) => (doc: any) => {
+      const page = { type: 'object', additionalProperties: false, properties: { paging: { const: 'page' }, total: { type: 'integer' } } };
+      const cursor = { type: 'object', additionalProperties: false, properties: { paging: { const: 'cursor' }, next: { type: 'string' } } };
+      if (extra) Object.assign(page.properties, extra);
+      // The head lists them the other way round: they are matched by `paging`, not by position.
+      doc.paths['/users'].get.responses['200'].content['application/json'].schema = { oneOf: extra ? [cursor, page] : [page, cursor] };
+      const body = doc.paths['/users'].post.requestBody.content['application/json'];
+      body.schema = { oneOf: [{ type: 'object', properties: { kind: { const: 'a' }, name: { type: 'string', maxLength: extra ? 10 : 100 } } }] };
+    };
+    const changes = await between(envelopes(undefined), envelopes({ totalExact: { type: 'boolean' } }));
+    expect(changes.map((change) => `${change.path} ${change.message}`)).toEqual(
+      expect.arrayContaining([
+        '/paths/~1users/get/responses/200/content/application~1json/schema/oneOf/1 response object closed to additional properties now has totalExact',
+        '/paths/~1users/post/requestBody/content/application~1json/schema/oneOf/0/properties/name request maxLength tightened from 100 to 10',
+      ]),
+    );
+    expect(await between(envelopes(undefined), envelopes(undefined))).toEqual([]);
+  });
+
   test('a value added to a response enum is breaking (Optic; decided: clients switch over the values)', async () => {
     const role = (values: string[]) => (doc: any) => (doc.components.schemas.User.properties.role = { type: 'string', enum: values });
     const changes = await between(role(['USER', 'ADMIN']), role(['USER', 'ADMIN', 'AUDITOR']));
