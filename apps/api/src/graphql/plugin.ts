@@ -18,6 +18,7 @@ import { AppError } from '../errors/app-error.js';
 import { CAP_RETRY_AFTER_SECONDS, capMessage, clientKeyOf, SubscriptionCaps } from './subscription-limits.js';
 import { consumeSignup, signupBucket } from '../rest/route-options.js';
 import { serveGraphQLOverWebSocket, subscriptionStreams, type WebSocketServerContext } from './websocket.js';
+import { queryStringJson } from './query-string-json.js';
 
 /**
  * What GraphiQL opens with: a query that answers at once, and how to send a token (no default Authorization header:
@@ -101,7 +102,9 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
     // GraphQL-over-HTTP's persisted documents name theirs with a `documentId` beside the usual parameters.
     extraParamNames: ['documentId'],
     plugins: [
-      // First: every later plugin sees the document a hash names, and an ad-hoc one refused in allow-list mode runs nothing.
+      // A GET's variables or extensions that are not JSON: the client's 400, not an unexpected error.
+      queryStringJson(),
+      // Before the others: every later plugin sees the document a hash names, and an ad-hoc one refused in allow-list mode runs nothing.
       persisted.plugin(),
       // Before the work limit (limits.ts), whose execute wraps the compiled one: a compiled run is metered and stopped alike.
       ...(app.config.graphqlCompiledExecution

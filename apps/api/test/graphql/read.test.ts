@@ -90,6 +90,28 @@ describe('GraphQL over HTTP', () => {
     expect(response.json().data.users).toHaveLength(fixture.users.length);
   });
 
+  it("refuses a GET whose variables or extensions are not JSON as the client's error (400, the parameter named), under both JSON types", async () => {
+    const query = encodeURIComponent('query One($id: ID!) { user(id: $id) { id } }');
+    for (const [parameter, accept] of [
+      ['variables', 'application/json'],
+      ['variables', 'application/graphql-response+json'],
+      ['extensions', 'application/json'],
+    ] as const) {
+      const response = await app.inject({ method: 'GET', url: `/graphql?query=${query}&${parameter}=%7Bnot-json`, headers: { accept } });
+      const body = response.json<{ errors: { message: string; extensions: Record<string, unknown> }[] }>();
+      expect({ parameter, accept, status: response.statusCode, code: body.errors[0]?.extensions.code, message: body.errors[0]?.message }).toEqual({
+        parameter,
+        accept,
+        status: 400,
+        code: 'BAD_USER_INPUT',
+        message: `The ${parameter} parameter is not JSON`,
+      });
+      expect(body.errors[0]?.extensions.fields).toEqual([{ field: parameter, message: expect.stringMatching(/^must be JSON text/) }]);
+      // Yoga's own transport detail stays out of the answer.
+      expect(body.errors[0]?.extensions).not.toHaveProperty('http');
+    }
+  });
+
   it('serves GraphiQL to browsers', async () => {
     const response = await app.inject({ method: 'GET', url: '/graphql', headers: { accept: 'text/html' } });
     expect(response.statusCode).toBe(200);
