@@ -38,7 +38,9 @@ async function startupFigures(postgres: BenchPostgres): Promise<StartupResult> {
   console.log(
     `  later starts (existing data dir), median of ${startup.laterStartsMs.length}: ${median(startup.laterStartsMs)} ms  [${startup.laterStartsMs.join(', ')}]`,
   );
-  console.log(`  idle RSS after ready + 3 s: ${startup.idleRssMb} MB (the first start's: ${startup.firstIdleRssMb} MB); peak RSS until then: ${startup.peakRssMb} MB`);
+  console.log(
+    `  idle RSS after ready + 3 s: ${startup.idleRssMb} MB (the first start's: ${startup.firstIdleRssMb} MB); peak RSS until then: ${startup.peakRssMb} MB`,
+  );
   const alone = startup.databaseAlone;
   console.log('\nPGlite alone on the same data dir, on a main thread, no app (bench/baseline/embedded-database-alone.mjs): the floor');
   console.log(
