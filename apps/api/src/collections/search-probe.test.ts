@@ -49,6 +49,16 @@ describe('the trigrams a search looks up', () => {
     expect(likeMatches(probe!, 'about 100% post 7654321 here')).toBe(true);
   });
 
+  it('chooses among a bounded number of trigrams, however many the term has (a 200-character term of rare words)', () => {
+    // ~180 rare trigrams: their triples alone would be ~950 000 sets to weigh on every request.
+    const words = Array.from({ length: 6 }, (_, i) => `${String.fromCharCode(113 + i).repeat(2)}${'0123456789abcdefghijklmnopqrstuv'.slice(i)}`);
+    const term = words.join(' ').slice(0, 200);
+    const probe = probePattern(term, [names]);
+    expect(probe).toBeDefined();
+    expect(likeMatches(probe!, `x ${term} y`)).toBe(true);
+    expect(probe!.split('%').filter(Boolean).length).toBeLessThanOrEqual(3);
+  });
+
   it('asks both columns of a two-column search for the same rare pieces', () => {
     const emails = sample(1_000_000, (i) => `user${(i * 7919) % 1_000_000}@example.com`);
     const probe = probePattern('user12345', [names, emails]);

@@ -34,6 +34,13 @@ const MAX_TRIGRAMS = 3;
 /** A term's word longer than this is looked up by its first characters only (bounds the choice's work). */
 const MAX_WORD = 32;
 
+/**
+ * The choice weighs the rarest this many rare trigrams of the term, at most: sets of up to MAX_TRIGRAMS of them are
+ * 298, whatever the term. A 200-character term of many words has ~180 rare trigrams, and their triples (~950 000)
+ * would be CPU a client could ask for on every request.
+ */
+const RAREST_CONSIDERED = 12;
+
 interface Trigram {
   word: number;
   at: number;
@@ -84,6 +91,11 @@ export function probePattern(term: string, samples: readonly ColumnSample[]): st
     }
   });
   if (trigrams.length === 0) return undefined;
+  // The rarest first (then in the term's order), the others dropped; set back in the term's order for disjointSets.
+  const considered = [...trigrams]
+    .sort((a, b) => Math.max(...a.shares) - Math.max(...b.shares) || position(a) - position(b))
+    .slice(0, RAREST_CONSIDERED)
+    .sort((a, b) => position(a) - position(b));
   const candidates = (set: readonly Trigram[]) =>
     samples.reduce((sum, sample, column) => sum + set.reduce((rows, trigram) => rows * trigram.shares[column]!, sample.rows), 0);
   // Lists within a factor of ~2 of each other count as equally long: a sample of ~100 values tells no finer.
@@ -93,7 +105,7 @@ export function probePattern(term: string, samples: readonly ColumnSample[]): st
   // else the fewest candidates.
   const spread = (set: readonly Trigram[]) => position(set.at(-1)!) - position(set[0]!);
   let best: { set: Trigram[]; key: number[] } | undefined;
-  for (const set of disjointSets(trigrams)) {
+  for (const set of disjointSets(considered)) {
     const rows = candidates(set);
     const key = rows <= ENOUGH_CANDIDATES ? [0, set.length, listLength(set), -spread(set)] : [1, rows, set.length];
     if (!best || isBefore(key, best.key)) best = { set, key };
