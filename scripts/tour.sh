@@ -101,6 +101,8 @@ if [ -n "${TOUR_PRISM:-}" ]; then
     exit 1
   fi
   forwarded=$(grep -c 'Forwarding' "$WORK/prism.log" || true)
+  # None forwarded would mean the examples went around Prism (and nothing was validated): a failure, not a pass.
+  [ "$forwarded" -gt 0 ] || { echo "tour: no request went through Prism: nothing was validated" >&2; exit 1; }
   echo "tour: Prism validated $forwarded REST and auth requests against openapi/openapi.yaml: no violation"
 fi
 echo "tour: every README example ran against $TOUR_BASE"

@@ -38,7 +38,12 @@ try {
   const database = started.db.kind === 'pglite' ? `embedded PGlite in ${config.pgliteDir}` : 'PostgreSQL (DATABASE_URL)';
   const secrets =
     config.nodeEnv === 'production' ? 'secrets from the environment' : `development secrets in ${path.join(config.dataDir, 'secrets.json')}`;
-  started.log.info(`users-posts ready: REST reference ${base}/docs, GraphQL ${base}/graphql; database: ${database}; ${secrets}`);
+  // Where it listens, as bound: loopback by default outside production, which a container's published port cannot reach.
+  const loopbackByDefault = !process.env.HOST && config.host === '127.0.0.1';
+  const bound = loopbackByDefault ? `${address} (loopback only outside production: HOST=0.0.0.0 serves other machines)` : address;
+  started.log.info(
+    `users-posts ready: REST reference ${base}/docs, GraphQL ${base}/graphql; listening on ${bound}; database: ${database}; ${secrets}`,
+  );
 } catch (error) {
   // A start that fails says why and what to do in one line, at once; the stack only when asked for.
   process.stderr.write(`users-posts: cannot start: ${startupFailureLine(error)}\n`);

@@ -10,6 +10,15 @@
 -- CreateIndex
 CREATE INDEX IF NOT EXISTS "posts_search_trgm_idx" ON "posts" USING GIN (("title" || ' ' || "content") gin_trgm_ops);
 
+-- The new index must be usable before the old two go: one built beforehand with CREATE INDEX CONCURRENTLY that failed
+-- is left INVALID under this name, and IF NOT EXISTS above would have skipped it (every search a full scan then).
+DO $$
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE c.relname = 'posts_search_trgm_idx' AND i.indisvalid) THEN
+    RAISE EXCEPTION 'posts_search_trgm_idx is not valid (a CREATE INDEX CONCURRENTLY that failed?): drop it and migrate again';
+  END IF;
+END $$;
+
 -- DropIndex
 DROP INDEX IF EXISTS "posts_content_trgm_idx";
 

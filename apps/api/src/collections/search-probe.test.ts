@@ -1,12 +1,13 @@
 // Which trigrams a search asks the indexes for (search-probe.ts): the rare ones, disjoint and in the term's order.
 import { describe, expect, it } from '@jest/globals';
-import { probePattern, type ColumnSample } from './search-probe.js';
+import { columnSample, probePattern, type ColumnSample } from './search-probe.js';
 
 /** A column sample of `rows` rows whose 100 sampled values are `value(i)`, each standing for 1 % of them. */
-const sample = (rows: number, value: (i: number) => string): ColumnSample => ({
-  rows,
-  values: Array.from({ length: 100 }, (_, i) => ({ text: value(i).toLowerCase(), share: 0.01 })),
-});
+const sample = (rows: number, value: (i: number) => string): ColumnSample =>
+  columnSample(
+    rows,
+    Array.from({ length: 100 }, (_, i) => ({ text: value(i), share: 0.01 })),
+  );
 
 /** A million "userN" names, as pg_stats samples them (every value holds `use` and `ser`). */
 const names = sample(1_000_000, (i) => `user${(i * 9973) % 1_000_000}`);
@@ -37,7 +38,7 @@ describe('the trigrams a search looks up', () => {
 
   it('has nothing to choose without statistics, or when every trigram is common', () => {
     expect(probePattern('user12345', [])).toBeUndefined();
-    expect(probePattern('user12345', [{ rows: 10, values: [] }])).toBeUndefined();
+    expect(probePattern('user12345', [columnSample(10, [])])).toBeUndefined();
     expect(probePattern('user', [names])).toBeUndefined();
   });
 

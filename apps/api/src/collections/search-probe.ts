@@ -8,12 +8,32 @@
 // library chooses trigrams for it.
 import type { SqlReader } from '@users-posts/db';
 
-/** What pg_stats says of one text column: its sampled values, each with the share of the table it stands for. */
+/** What pg_stats says of one column: the share of its rows that hold each trigram of its sampled values. */
 export interface ColumnSample {
   /** The table's estimated row count (pg_class.reltuples). */
   rows: number;
-  /** Lower-cased values with their share of rows (most common values and histogram bounds). */
-  values: { text: string; share: number }[];
+  /** Each trigram (lower-cased) of the sampled values, with the share of rows whose value holds it. */
+  trigramShares: Map<string, number>;
+  /** The share of a trigram no sampled value holds: half the smallest share one sampled value stands for. */
+  unseenShare: number;
+}
+
+/**
+ * A column's sample from its sampled values (most common values and histogram bounds), each with the share of rows it
+ * stands for. Built once per statistics read, so a request's choice costs a lookup per trigram of its term.
+ */
+export function columnSample(rows: number, values: readonly { text: string; share: number }[]): ColumnSample {
+  const trigramShares = new Map<string, number>();
+  let smallest = 1;
+  for (const { text, share } of values) {
+    if (share <= 0) continue;
+    smallest = Math.min(smallest, share);
+    const lower = text.toLowerCase();
+    const seen = new Set<string>();
+    for (let at = 0; at + 3 <= lower.length; at++) seen.add(lower.slice(at, at + 3));
+    for (const trigram of seen) trigramShares.set(trigram, (trigramShares.get(trigram) ?? 0) + share);
+  }
+  return { rows, trigramShares, unseenShare: smallest / 2 };
 }
 
 /**
@@ -49,15 +69,9 @@ interface Trigram {
   shares: number[];
 }
 
-/** The estimated share of a column's rows that contain `trigram` (half a sampled value's share when none does). */
+/** The estimated share of a column's rows that contain `trigram`. */
 function shareOf(sample: ColumnSample, trigram: string): number {
-  let share = 0;
-  let smallest = 1;
-  for (const value of sample.values) {
-    smallest = Math.min(smallest, value.share);
-    if (value.text.includes(trigram)) share += value.share;
-  }
-  return share > 0 ? share : smallest / 2;
+  return sample.trigramShares.get(trigram) ?? sample.unseenShare;
 }
 
 /** Every set of up to MAX_TRIGRAMS trigrams no two of which share a character (so `%a%b%` still matches the term). */
@@ -79,7 +93,7 @@ function* disjointSets(trigrams: readonly Trigram[], from = 0, chosen: Trigram[]
  * in the term's order, none overlapping another.
  */
 export function probePattern(term: string, samples: readonly ColumnSample[]): string | undefined {
-  if (samples.length === 0 || samples.some((sample) => sample.values.length === 0)) return undefined;
+  if (samples.length === 0 || samples.some((sample) => sample.trigramShares.size === 0)) return undefined;
   const words = term.match(/[A-Za-z0-9]{3,}/g) ?? [];
   const trigrams: Trigram[] = [];
   words.forEach((word, index) => {
@@ -149,10 +163,10 @@ async function readSamples(sql: SqlReader, table: string): Promise<Map<string, C
   const samples = new Map<string, ColumnSample>();
   for (const row of rows) {
     const [nullShare, common, commonShares, histogram] = JSON.parse(row.stats) as [number, string[] | null, number[] | null, string[] | null];
-    const values = (common ?? []).map((text, i) => ({ text: text.toLowerCase(), share: commonShares?.[i] ?? 0 }));
+    const values = (common ?? []).map((text, i) => ({ text, share: commonShares?.[i] ?? 0 }));
     const rest = Math.max(0, 1 - nullShare - values.reduce((sum, value) => sum + value.share, 0));
-    for (const text of histogram ?? []) values.push({ text: text.toLowerCase(), share: rest / histogram!.length });
-    samples.set(row.column, { rows: Math.max(0, Number(row.rows)), values: values.filter((value) => value.share > 0) });
+    for (const text of histogram ?? []) values.push({ text, share: rest / histogram!.length });
+    samples.set(row.column, columnSample(Math.max(0, Number(row.rows)), values));
   }
   return samples;
 }

@@ -30,7 +30,11 @@ function serialise(/** @type {any} */ error) {
  */
 async function initialiseInOwnProcess(/** @type {string} */ dataDir) {
   const self = fileURLToPath(import.meta.url);
-  const child = spawn(process.execPath, [self, '--initialise', dataDir], { stdio: ['ignore', 'ignore', 'pipe'] });
+  // Its stdin is a pipe it watches: a parent killed mid-initialisation takes the child with it, so no initdb outlives
+  // the directory's lock. No NODE_OPTIONS: an --inspect port or a preload of the parent's is not the child's.
+  const env = { ...process.env };
+  delete env.NODE_OPTIONS;
+  const child = spawn(process.execPath, [self, '--initialise', dataDir], { stdio: ['pipe', 'ignore', 'pipe'], env });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (chunk) => (stderr += chunk));
   const code = await new Promise((resolve, reject) => child.once('error', reject).once('close', resolve));
@@ -40,6 +44,8 @@ async function initialiseInOwnProcess(/** @type {string} */ dataDir) {
 /** The process's whole work: initdb in `dir`, then exit. */
 async function initialise(/** @type {string | undefined} */ dir) {
   if (!dir) throw new Error('usage: node pglite-worker.js --initialise <data directory>');
+  // The parent's end of the pipe closes when it exits, killed or not: stop then, whatever initdb has reached.
+  process.stdin.on('end', () => process.exit(1)).resume();
   await (await PGlite.create(dir)).close();
 }
 
@@ -89,4 +95,7 @@ async function serve(/** @type {{ dataDir: string, socketPath: string, postgresq
 
 const initialiseFlag = process.argv.indexOf('--initialise');
 if (parentPort) await serve(workerData);
-else await initialise(initialiseFlag > 0 ? process.argv[initialiseFlag + 1] : undefined);
+else {
+  await initialise(initialiseFlag > 0 ? process.argv[initialiseFlag + 1] : undefined);
+  process.exit(0); // the watched stdin would keep it alive
+}
