@@ -5,6 +5,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { CORE_SCHEMA, load } from 'js-yaml';
 import { openapiPath } from './paths.js';
 
+/** YAML as the repository reads it everywhere (the contract gates too: scripts/contracts/yaml.ts): YAML 1.2's core schema. */
+export const parseYaml = (text: string): unknown => load(text, { schema: CORE_SCHEMA });
+
 export interface OpenapiDocument {
   openapi: string;
   paths: Record<string, Record<string, { operationId?: string } & Record<string, unknown>>>;
@@ -47,7 +50,7 @@ function read(): Contract {
     };
   }
   const text = readFileSync(openapiPath, 'utf8');
-  const document = load(text, { schema: CORE_SCHEMA }) as OpenapiDocument;
+  const document = parseYaml(text) as OpenapiDocument;
   return { text, document, copy: () => structuredClone(document) };
 }
 

@@ -64,7 +64,6 @@ const RAREST_CONSIDERED = 12;
 interface Trigram {
   word: number;
   at: number;
-  text: string;
   /** Estimated share of rows holding it, per searched column. */
   shares: number[];
 }
@@ -99,9 +98,8 @@ export function probePattern(term: string, samples: readonly ColumnSample[]): st
   words.forEach((word, index) => {
     const lower = word.slice(0, MAX_WORD).toLowerCase();
     for (let at = 0; at + 3 <= lower.length; at++) {
-      const text = lower.slice(at, at + 3);
-      const shares = samples.map((sample) => shareOf(sample, text));
-      if (Math.max(...shares) < COMMON_SHARE) trigrams.push({ word: index, at, text, shares });
+      const shares = samples.map((sample) => shareOf(sample, lower.slice(at, at + 3)));
+      if (Math.max(...shares) < COMMON_SHARE) trigrams.push({ word: index, at, shares });
     }
   });
   if (trigrams.length === 0) return undefined;

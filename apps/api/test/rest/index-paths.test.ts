@@ -77,6 +77,9 @@ afterAll(() => {
   statements = [];
 });
 
+/** The reads the requests made (not the EXPLAINs of the estimates), those matching `pattern` when given. */
+const reads = (pattern?: RegExp) => statements.filter(({ text }) => /^\s*(SELECT|WITH)/i.test(text) && (!pattern || pattern.test(text)));
+
 /** The plan of one statement with sequential scans disabled (in a transaction of its own: SET LOCAL). */
 async function planOf(text: string, args: readonly SqlArg[], { analyze = false } = {}): Promise<PlanNode> {
   const [row] = await suite.app.db.prisma.$transaction(async (tx) => {
@@ -95,7 +98,7 @@ async function wholeScansOf(request: { url: string; graphql?: string }): Promise
     ? await suite.app.inject({ method: 'POST', url: '/graphql', headers: suite.admin.headers, payload: { query: request.graphql } })
     : await suite.app.inject({ method: 'GET', url: request.url, headers: suite.admin.headers });
   expect({ request, status: response.statusCode }).toEqual({ request, status: 200 });
-  const made = statements.filter(({ text }) => /^\s*(SELECT|WITH)/i.test(text));
+  const made = reads();
   expect(made.length).toBeGreaterThan(0);
   const found: string[] = [];
   for (const { text, args } of made) {
@@ -184,7 +187,7 @@ describe('search that reads only the rare trigrams of a term', () => {
     expect(found.length).toBeGreaterThan(0);
 
     const lookups: string[] = [];
-    for (const { text, args } of statements.filter(({ text }) => /^\s*SELECT/i.test(text) && /ILIKE/.test(text))) {
+    for (const { text, args } of reads(/ILIKE/)) {
       for (const node of nodesOf(await planOf(text, args))) {
         if (node['Index Name']?.endsWith('_trgm_idx')) lookups.push(node['Index Cond'] ?? '');
       }
@@ -209,7 +212,7 @@ describe('search that reads only the rare trigrams of a term', () => {
     expect(joined!.holds).toBe(true);
 
     const indexes: string[] = [];
-    for (const { text, args } of statements.filter(({ text }) => /^\s*SELECT/i.test(text) && /ILIKE/.test(text))) {
+    for (const { text, args } of reads(/ILIKE/)) {
       for (const node of nodesOf(await planOf(text, args))) if (node['Index Name']?.endsWith('_trgm_idx')) indexes.push(node['Index Name']);
     }
     expect(new Set(indexes)).toEqual(new Set(['posts_search_trgm_idx']));
@@ -233,7 +236,7 @@ describe('selective filters read only their matches', () => {
       const response = await suite.app.inject({ method: 'GET', url, headers: suite.admin.headers });
       expect(response.statusCode).toBe(200);
       let discarded = 0;
-      for (const { text, args } of statements.filter(({ text }) => /^\s*SELECT/i.test(text))) {
+      for (const { text, args } of reads()) {
         for (const node of nodesOf(await planOf(text, args, { analyze: true }))) {
           discarded += (node['Rows Removed by Filter'] ?? 0) + (node['Rows Removed by Index Recheck'] ?? 0);
         }
