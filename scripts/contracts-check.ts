@@ -1,6 +1,7 @@
 // `pnpm contracts:check`: fails on stale generated code, a GraphQL root field without an access decision, a contract
-// field neither stored nor resolved, an OpenAPI example its schema refuses, server/contract drift, or a breaking
-// contract change.
+// field neither stored nor resolved, an OpenAPI example its schema refuses, a database whose constraints disagree with
+// the contract's bounds, server/contract drift, or a breaking contract change. It leaves nothing in the temporary
+// directory (scripts/test/contracts-check-leftovers.test.ts).
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -10,10 +11,18 @@ import { graphqlDrift, restDrift } from './contracts/drift.js';
 import { checkPrivateFields } from './contracts/private-fields.js';
 import { checkExamples } from './contracts/examples.js';
 import { checkStorage } from './contracts/storage.js';
+import { databaseBoundProblems } from './contracts/database-bounds.js';
 import { checkBreakingAgainst, declaredBreakingChanges, defaultBaseRev, undeclared, type Change } from './contracts/breaking.js';
 
 type Check = () => Promise<string[]>;
 let failed = false;
+
+// A database migrated by prisma/migrations, for its constraints: an in-memory copy of the cached migrated template
+// (with DATABASE_URL, a throwaway database on that server, dropped on close), as the test suites get theirs. Opened
+// now, so that it loads while the Prisma CLI replays the history below in its own process.
+const { createTestDatabase } = await import('@users-posts/db/testing');
+const migrated = createTestDatabase();
+migrated.catch(() => undefined); // reported by the check that awaits it
 
 async function run(name: string, check: Check): Promise<void> {
   let problems: string[];
@@ -74,6 +83,15 @@ await run('prisma/migrations build prisma/schema.prisma (no model change without
   ];
 });
 
+await run("the migrated database stores what openapi.yaml's inputs accept (lengths, ranges, enums; prisma/migrations)", async () => {
+  const database = await migrated;
+  try {
+    return await databaseBoundProblems(repoRoot, { query: (sql) => database.prisma.$queryRawUnsafe(sql) });
+  } finally {
+    await database.close();
+  }
+});
+
 const { buildApp } = await import('../apps/api/src/app.js');
 const { loadConfig } = await import('../apps/api/src/config.js');
 const { operationHandlers } = await import('../apps/api/src/rest/operations.js');
@@ -83,12 +101,15 @@ const { createDatabase } = await import('@users-posts/db');
 const database = await createDatabase({ databaseUrl: 'postgresql://contracts-check@127.0.0.1:1/unreached', migrate: false });
 // The app as `pnpm start` configures it (development secrets generated into a throwaway data directory), quiet.
 const dataDir = await mkdtemp(path.join(os.tmpdir(), 'contracts-check-'));
-const app = await buildApp(loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent' }), { database });
 try {
-  await run('served GraphQL schema equals schema/schema.graphql', () => graphqlDrift(app, repoRoot));
-  await run('REST routes match openapi/openapi.yaml', () => restDrift(app, repoRoot, new Set(Object.keys(operationHandlers))));
+  const app = await buildApp(loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent' }), { database });
+  try {
+    await run('served GraphQL schema equals schema/schema.graphql', () => graphqlDrift(app, repoRoot));
+    await run('REST routes match openapi/openapi.yaml', () => restDrift(app, repoRoot, new Set(Object.keys(operationHandlers))));
+  } finally {
+    await app.close();
+  }
 } finally {
-  await app.close();
   await rm(dataDir, { recursive: true, force: true });
 }
 

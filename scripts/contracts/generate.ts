@@ -1,5 +1,5 @@
 // Generates every contract-derived file from the two contracts, in memory: packages/contracts/src/generated (the schema's
-// and the REST types, and the private-field table), the server's resolver signatures (apps/api/src/graphql/generated/resolvers.ts, codegen.yml), the
+// and the REST types, the private-field table and the bounds the code reads), the server's resolver signatures (apps/api/src/graphql/generated/resolvers.ts, codegen.yml), the
 // client's trusted-documents manifest, and the validator of the server's environment (its operators' contract).
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -8,6 +8,7 @@ import { generate } from '@graphql-codegen/cli';
 import type { Types } from '@graphql-codegen/plugin-helpers';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { parseYaml } from './yaml.js';
+import { generateBounds } from './bounds.js';
 import { generateConfigValidator } from './config-validator.js';
 import type { GeneratedFile } from './generated-file.js';
 import { generatePersistedDocuments } from './persisted-documents.js';
@@ -37,12 +38,13 @@ async function generateOpenapi(): Promise<GeneratedFile> {
 
 /** Every generated contract file, rendered from the current contracts, and the manifest of the client's documents. */
 export async function generateContracts(): Promise<GeneratedFile[]> {
-  const [graphql, openapi, documents, privateFields, representationFields] = await Promise.all([
+  const [graphql, openapi, documents, privateFields, representationFields, bounds] = await Promise.all([
     generateGraphql(),
     generateOpenapi(),
     generatePersistedDocuments(repoRoot),
     generatePrivateFields(repoRoot),
     generateRepresentationFields(repoRoot),
+    generateBounds(repoRoot),
   ]);
-  return [...graphql, openapi, privateFields, representationFields, documents, ...generateConfigValidator(repoRoot)];
+  return [...graphql, openapi, privateFields, representationFields, bounds, documents, ...generateConfigValidator(repoRoot)];
 }

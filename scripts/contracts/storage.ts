@@ -23,9 +23,13 @@ export const RESOLVERS = 'apps/api/src/graphql/resolvers';
 
 /**
  * Model name → its fields: every field answers a representation; only columns (scalars, enums) store an input.
- * `offConvention`: the columns not named snake_case(field), which the server's SQL reads would miss.
+ * `offConvention`: the columns not named snake_case(field), which the server's SQL reads would miss. `table` and
+ * `columnNames` (field → column): where the database keeps them (@@map, @map).
  */
-export type PrismaModels = Map<string, { fields: Set<string>; columns: Set<string>; offConvention: string[] }>;
+export type PrismaModels = Map<
+  string,
+  { fields: Set<string>; columns: Set<string>; offConvention: string[]; table: string; columnNames: Map<string, string> }
+>;
 
 /** What the server adds to the model (apps/api/src/services/storage-mapping.ts, and the GraphQL resolver map). */
 export interface ServerTables {
@@ -50,6 +54,8 @@ export async function prismaModels(schema: string): Promise<PrismaModels> {
         offConvention: model.fields
           .filter((field) => field.kind !== 'object' && (field.dbName ?? field.name) !== columnOf(field.name))
           .map((field) => `${field.name} (column ${field.dbName ?? field.name})`),
+        table: model.dbName ?? model.name,
+        columnNames: new Map(model.fields.filter((field) => field.kind !== 'object').map((field) => [field.name, field.dbName ?? field.name])),
       },
     ]),
   );

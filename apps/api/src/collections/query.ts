@@ -4,7 +4,7 @@ import { isStorableText } from '../text.js';
 import { beyondOffsetWindow, DEFAULT_COLLECTION_LIMITS, type CollectionLimits } from '../collection-limits.js';
 
 export const DEFAULT_PAGE_SIZE = 20;
-export const MAX_PAGE_SIZE = 100;
+export { PAGE_SIZE_MAX as MAX_PAGE_SIZE } from '@users-posts/contracts';
 
 export type SortDirection = 'asc' | 'desc';
 

@@ -1,11 +1,10 @@
 // Validation of GraphQL arguments the schema types cannot express (ranges), as BAD_USER_INPUT errors.
+import { PAGE_SIZE_MAX as MAX_PAGE } from '@users-posts/contracts';
 import { AppError, type FieldError } from '../errors/app-error.js';
 import type { Window } from '../services/users.js';
 import { beyondOffsetWindow, type CollectionLimits } from '../collection-limits.js';
 
-const MAX_PAGE = 100;
-
-/** Checks `limit` (1–100) and `offset` (0 to MAX_OFFSET: SPEC §4 "At scale") of a list field. */
+/** Checks `limit` (1 to the contract's page size) and `offset` (0 to MAX_OFFSET: SPEC §4 "At scale") of a list field. */
 export function windowArgs(args: { limit?: number | null; offset?: number | null }, limits: CollectionLimits): Window {
   const fields: FieldError[] = [];
   if (args.limit != null && (args.limit < 1 || args.limit > MAX_PAGE)) {

@@ -1,5 +1,6 @@
 // The orders domain: a user's orders, readable and writable by that user or an ADMIN; the owner may only cancel.
 import type { Order, OrderStatus, PrismaClient, SqlReader } from '@users-posts/db';
+import { ENUM_VALUES } from '@users-posts/contracts';
 import { canActFor, requireAuthenticated, type AuthenticatedPrincipal, type Principal } from '../auth/principal.js';
 import { CREATED_AT_FIELD, findPage, ID_FIELD, type PageResult, type PageSource } from '../collections/page.js';
 import type { CollectionQuery } from '../collections/query.js';
@@ -15,8 +16,8 @@ import { validateInput, type ContractInput, type Unvalidated } from './validatio
 export const ORDER_SORT_FIELDS = ['id', 'createdAt', 'totalCents', 'status'] as const;
 export type OrderSortField = (typeof ORDER_SORT_FIELDS)[number];
 
-/** In the declaration order of the PostgreSQL enum, which is the order `ORDER BY status` sorts by. */
-export const ORDER_STATUSES = ['pending', 'paid', 'shipped', 'cancelled'] as const satisfies readonly OrderStatus[];
+/** The contract's OrderStatus, in its order: the PostgreSQL enum's, which `ORDER BY status` sorts by (contracts:check compares them). */
+export const ORDER_STATUSES = ENUM_VALUES.OrderStatus satisfies readonly OrderStatus[];
 
 /** A new order: the contract's CreateOrderInput. */
 export type NewOrder = Unvalidated<ContractInput<'CreateOrderInput'>>;

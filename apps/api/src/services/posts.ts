@@ -1,5 +1,6 @@
 // The posts domain: reads and writes of posts, shared by the REST and GraphQL doors; creation emits postCreated.
 import { PREPARED, type Post, type PrismaClient, type SqlReader } from '@users-posts/db';
+import { PAGE_SIZE_MAX as MAX_PAGE } from '@users-posts/contracts';
 import { canActFor, requireAuthenticated, type Principal } from '../auth/principal.js';
 import { decodeCursor, encodeCursor } from '../collections/cursor.js';
 import { CREATED_AT_FIELD, findPage, ID_FIELD, type PageResult, type PageSource } from '../collections/page.js';
@@ -25,8 +26,6 @@ export interface PostsConnection {
   /** Counted only when asked (GraphQL resolves `totalCount` only when it is selected). */
   totalCount: () => Promise<number>;
 }
-
-const MAX_PAGE = 100;
 
 /** The most posts `User.posts` returns per user (the oldest ones; documented in schema.graphql). */
 export const POSTS_PER_AUTHOR_MAX = 100;

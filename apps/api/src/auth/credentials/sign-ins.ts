@@ -1,6 +1,7 @@
 // Sign-ins (SPEC §3.2): one row per login, whether it holds on by refresh tokens or by the `sid` cookie; listed to
 // their owner, ended one by one, and the unit every access token and cookie is checked against on each request.
 import { Prisma, type PrismaClient, type SignInKind } from '@users-posts/db';
+import { USER_AGENT_MAX } from '@users-posts/contracts';
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { randomSecret, sha256 } from '../hashing.js';
@@ -11,7 +12,6 @@ export const SESSION_TTL_SECONDS = 24 * 60 * 60;
 const TOKENS_TTL_MS = 7 * 24 * 60 * 60 * 1000;
 /** A cookie's use is written back at most this often: a write per request would cost more than the list is worth. */
 const TOUCH_EVERY_MS = 5 * 60 * 1000;
-const USER_AGENT_MAX = 256;
 
 export interface SignIn {
   id: string;
