@@ -1,14 +1,55 @@
-// Conditional requests of the REST door (RFC 9110 §13): strong ETags of single resources (their row version),
-// `If-None-Match` → 304 on reads, `If-Match` → the write's expectation (412 when unmet, 428 when required and absent),
-// and the weak ETag of collection answers (a hash of the body). Written by hand: @fastify/etag hashes every body
-// (a row version is cheaper and survives a change of serialization) and knows nothing of If-Match.
+// Conditional requests of the REST door (RFC 9110 §13): strong ETags of single resources (their row version; for a
+// user, the version of the view its caller is shown), `If-None-Match` → 304 on reads, `If-Match` → the write's
+// expectation (412 when unmet, 428 when required and absent), and the weak ETag of collection answers (a hash of the
+// body). Written by hand: @fastify/etag hashes every body (a row version is cheaper and survives a change of
+// serialization) and knows nothing of If-Match.
 import { hash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors/app-error.js';
-import type { Expectation } from '../services/preconditions.js';
+import type { Expectation, Validator } from '../services/preconditions.js';
 
-/** The strong ETag of a row's representation: its version, quoted. */
-export const etagOf = (version: number): string => `"${version}"`;
+/**
+ * The strong ETag of a representation (SPEC §0.1: it names the representation sent, so two views never share one): the
+ * row version, quoted (`"3"`), for a resource with one view and for a user's public view; `"3-2"` for a user's view
+ * that also shows the private fields (public fields at version 3, private ones at 2).
+ */
+export function etagOf(validator: number | Validator): string {
+  if (typeof validator === 'number') return `"${validator}"`;
+  return validator.privateVersion === undefined ? `"${validator.version}"` : `"${validator.version}-${validator.privateVersion}"`;
+}
+
+/**
+ * What selects a user's view besides the URL: the credentials of the request (a bearer token, the `sid` cookie; an
+ * `api_key` or a signature is in the query, so already in every cache key). Named in `Vary` on both views: a shared
+ * cache that stored the anonymous view must not hand it, or revalidate it, for a request that carries credentials.
+ */
+const VARY_BY_CALLER = ['Authorization', 'Cookie'];
+
+/** Adds the credentials to `reply`'s `Vary`, keeping what is there (CORS's `Origin`; media-type.ts appends `Accept`). */
+export function varyByCaller(reply: FastifyReply): void {
+  const present = String(reply.getHeader('vary') ?? '')
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
+  const lower = new Set(present.map((name) => name.toLowerCase()));
+  reply.header('vary', [...present, ...VARY_BY_CALLER.filter((name) => !lower.has(name.toLowerCase()))].join(', '));
+}
+
+/**
+ * The headers of an answer with one view of a user: its ETag, and what keeps the view to its callers (a type, not an
+ * interface: a handler's headers are a `Record<string, string>`).
+ */
+export type ViewHeaders = { etag: string; 'cache-control'?: string };
+
+/** The headers of the view of a resource whose representation depends on its caller (a user); `Vary` set on `reply`. */
+export function viewHeaders(reply: FastifyReply, validator: Validator): ViewHeaders {
+  varyByCaller(reply);
+  const etag = etagOf(validator);
+  // The private view is one person's: `private` keeps it out of shared caches (RFC 9111 §5.2.2.7) and lets that
+  // person's own cache revalidate it. An authenticated caller's answer is stricter still, `no-store`
+  // (plugins/security-headers.ts, which overrides this); what is left with `private` is the answer of a sign-up.
+  return validator.privateVersion === undefined ? { etag } : { etag, 'cache-control': 'private' };
+}
 
 /** The entity-tags of an `If-Match` / `If-None-Match` value (`*` kept as is), each as `{ weak, opaque }`. */
 function entityTags(header: string): { weak: boolean; opaque: string }[] | '*' {
@@ -30,12 +71,17 @@ export function notModified(request: FastifyRequest, etag: string): boolean {
   return tags === '*' || tags.some((tag) => tag.opaque === opaque);
 }
 
+/** A strong tag of ours: a public view's `"3"`, or a private view's `"3-2"`. */
+const OUR_TAG = /^"([1-9]\d{0,9})(?:-([1-9]\d{0,9}))?"$/;
+
 /**
  * What a write of one resource expects (`If-Match`, RFC 9110 §13.1.1, strong comparison): undefined without the
- * header; `exists` for `*`; else the versions named by strong tags of ours (a weak tag or a foreign one names none,
- * so it cannot match: 412). With REQUIRE_IF_MATCH, a write without the header is refused with 428 (RFC 6585).
+ * header; `exists` for `*`; else the validators named by strong tags of ours for the view the caller is shown
+ * (`privateView`: a user's own, an ADMIN's or a service's view of a user). A weak tag, a foreign one or another view's
+ * names none, so it cannot match: 412, as the current representation for this caller has another ETag. With
+ * REQUIRE_IF_MATCH, a write without the header is refused with 428 (RFC 6585).
  */
-export function expectationOf(request: FastifyRequest): Expectation | undefined {
+export function expectationOf(request: FastifyRequest, privateView = false): Expectation | undefined {
   const header = request.headers['if-match'];
   if (header === undefined) {
     if (request.server.config.requireIfMatch) {
@@ -45,8 +91,14 @@ export function expectationOf(request: FastifyRequest): Expectation | undefined 
   }
   const tags = entityTags(header);
   if (tags === '*') return 'exists';
-  const versions = tags.filter((tag) => !tag.weak && /^"[1-9]\d{0,9}"$/.test(tag.opaque)).map((tag) => Number(tag.opaque.slice(1, -1)));
-  return { versions };
+  const named = tags.flatMap((tag) => {
+    const match = tag.weak ? null : OUR_TAG.exec(tag.opaque);
+    return match ? [{ version: Number(match[1]), privateVersion: match[2] === undefined ? undefined : Number(match[2]) }] : [];
+  });
+  if (!privateView) return { versions: named.flatMap((tag) => (tag.privateVersion === undefined ? [tag.version] : [])) };
+  return {
+    privateViews: named.flatMap((tag) => (tag.privateVersion === undefined ? [] : [{ version: tag.version, privateVersion: tag.privateVersion }])),
+  };
 }
 
 /**
@@ -64,10 +116,12 @@ export function collectionEtag(request: FastifyRequest, reply: FastifyReply, pay
   done(null, null);
 }
 
-/** A single resource's read: 304 with its ETag when `If-None-Match` names it, else 200 with the body and the ETag. */
-export function conditionalRead<Body>(request: FastifyRequest, version: number, body: () => Body) {
-  const etag = etagOf(version);
-  return notModified(request, etag)
-    ? { status: 304 as const, headers: { etag }, body: undefined }
-    : { status: 200 as const, headers: { etag }, body: body() };
+/**
+ * A single resource's read: 304 with its ETag when `If-None-Match` names it, else 200 with the body and the ETag. A
+ * `version` is a resource with one view; `ViewHeaders`, the view of a user its caller is shown (on the 304 too: RFC
+ * 9110 §15.4.5 wants the headers the 200 would have carried).
+ */
+export function conditionalRead<Body>(request: FastifyRequest, validator: number | ViewHeaders, body: () => Body) {
+  const headers = typeof validator === 'number' ? { etag: etagOf(validator) } : validator;
+  return notModified(request, headers.etag) ? { status: 304 as const, headers, body: undefined } : { status: 200 as const, headers, body: body() };
 }

@@ -1,6 +1,7 @@
 // The REST door's renderer of an AppError: the error envelope of SPEC §4 `{code, message, errors?}`, its headers
 // (ETag of a refused If-Match, Retry-After, the 401 challenge) and the login's own 401 shape.
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AUTH_ERROR_MAX } from '@users-posts/contracts';
 import { AppError, clip, ErrorKinds, FIELD_MAX, MESSAGE_MAX, type FieldError } from '../errors/app-error.js';
 import { etagOf } from './conditional.js';
 
@@ -21,7 +22,7 @@ export function errorBody(error: AppError): ErrorBody {
     ...(error.fields
       ? { errors: error.fields.map((field) => ({ field: clip(field.field, FIELD_MAX), message: clip(field.message, MESSAGE_MAX) })) }
       : {}),
-    ...(error.kind.status === 401 ? { error: clip(error.message, 200) } : {}),
+    ...(error.kind.status === 401 ? { error: clip(error.message, AUTH_ERROR_MAX) } : {}),
   };
 }
 
@@ -49,8 +50,11 @@ export function sendRestError(request: FastifyRequest, reply: FastifyReply, erro
   if (error.status === 401 && request.routeOptions.url === '/login') {
     return reply.status(401).send({ success: false, ...errorBody(error) });
   }
-  // A refused If-Match names the version found, as the ETag the client should have sent (conditional.ts).
-  if (error.currentVersion !== undefined) reply.header('etag', etagOf(error.currentVersion));
+  // A refused If-Match names the version found, as the ETag the client should have sent (conditional.ts): of the view
+  // the If-Match was judged against, the one this caller is shown (services/preconditions.ts).
+  if (error.currentVersion !== undefined) {
+    reply.header('etag', etagOf({ version: error.currentVersion, privateVersion: error.currentPrivateVersion }));
+  }
   // The first request with the key is still running: worth a retry in a moment, unlike any other conflict.
   if (error.kind === ErrorKinds.IDEMPOTENCY_KEY_IN_USE) reply.header('retry-after', '1');
   return reply.status(error.status).send(errorBody(error));

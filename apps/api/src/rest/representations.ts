@@ -3,8 +3,10 @@
 import { REPRESENTATION_FIELDS, type components } from '@users-posts/contracts';
 import type { Comment, Order, Post } from '@users-posts/db';
 import type { Principal } from '../auth/principal.js';
+import { parseId } from '../services/ids.js';
+import type { Validator } from '../services/preconditions.js';
 import type { PublicUser } from '../services/users.js';
-import { asSeenBy } from '../services/visibility.js';
+import { asSeenBy, mayReadPrivate } from '../services/visibility.js';
 
 type Schemas = components['schemas'];
 type Resource = keyof typeof REPRESENTATION_FIELDS;
@@ -39,6 +41,21 @@ export type RowsCover = [
 /** A user as `viewer` may see it: its private fields (the contract's `x-private`) only for itself, ADMINs and services. */
 export function userResource(viewer: Principal): (user: PublicUser) => Schemas['User'] {
   return (user) => asSeenBy(viewer, 'User', user, represent('User', user, { emailVerified: user.emailVerifiedAt !== null }));
+}
+
+/**
+ * The validator of the view of `user` that `viewer` is shown (the same rule as `userResource`): the public fields'
+ * version for the public view; with the private fields' version for the view that shows them (SPEC §0.1).
+ */
+export function userValidator(viewer: Principal): (user: PublicUser) => Validator {
+  return (user) =>
+    mayReadPrivate(viewer, 'User', user) ? { version: user.version, privateVersion: user.privateVersion } : { version: user.version };
+}
+
+/** Whether `viewer` is shown the private fields of user `id`: then its If-Match names that view's ETag. */
+export function showsPrivateOfUser(viewer: Principal, id: string | number): boolean {
+  const dbId = parseId(id);
+  return dbId !== null && mayReadPrivate(viewer, 'User', { id: dbId });
 }
 
 export const postResource = (post: Post): Schemas['Post'] => represent('Post', post);

@@ -1,6 +1,7 @@
-// Conditional requests (issue 13 §2): strong ETags of single resources (the row version), If-None-Match → 304,
-// If-Match on PUT/PATCH/DELETE → 412 with the current ETag (lost updates refused, nothing changed), `*`, weak ETags
-// of collections, REQUIRE_IF_MATCH → 428, and the same version in GraphQL (`version`, `expectedVersion`).
+// Conditional requests (issue 13 §2): strong ETags of single resources (the row version; a user's per view, issue 39),
+// If-None-Match → 304, If-Match on PUT/PATCH/DELETE → 412 with the current ETag (lost updates refused, nothing changed),
+// `*`, weak ETags of collections, REQUIRE_IF_MATCH → 428, and the same version in GraphQL (`version`,
+// `expectedVersion`). The attacks across a user's two views are in adversary/representation-validators.test.ts.
 import { describe, expect, it } from '@jest/globals';
 import { createAccount, type Account } from '../support/accounts.js';
 import { createTestApp, useTestApp } from '../support/app.js';
@@ -12,6 +13,8 @@ const userUrl = (account: Account) => `/api/v1/users/${account.id}`;
 const read = (url: string, headers: Record<string, string> = {}) => suite.app.inject({ method: 'GET', url, headers });
 const patch = (url: string, payload: object, headers: Record<string, string>) => suite.app.inject({ method: 'PATCH', url, payload, headers });
 const stored = (account: Account) => suite.app.db.prisma.user.findUniqueOrThrow({ where: { id: account.id } });
+/** The ETag of the view that shows the private fields (the user's own, an ADMIN's): both versions of the row. */
+const privateEtagOf = (row: { version: number; privateVersion: number }) => `"${row.version}-${row.privateVersion}"`;
 
 describe('reads: a strong ETag per resource, 304 when it is still current', () => {
   it('answers the row version as ETag; If-None-Match with it (or W/ of it, or *) is 304 without a body', async () => {
@@ -65,7 +68,7 @@ describe('reads: a strong ETag per resource, 304 when it is still current', () =
 
 describe('writes: If-Match makes them conditional', () => {
   it('attack (lost update): two clients read the same version and both write; one wins, the other gets 412 and changes nothing', async () => {
-    const etag = (await read(userUrl(suite.bob))).headers.etag as string;
+    const etag = (await read(userUrl(suite.bob), suite.bob.headers)).headers.etag as string;
     const [first, second] = await Promise.all([
       patch(userUrl(suite.bob), { name: 'Written by tab one' }, { ...suite.bob.headers, 'if-match': etag }),
       patch(userUrl(suite.bob), { name: 'Written by tab two' }, { ...suite.bob.headers, 'if-match': etag }),
@@ -75,9 +78,9 @@ describe('writes: If-Match makes them conditional', () => {
     const [winner, loser] = first.statusCode === 200 ? [first, second] : [second, first];
     const row = await stored(suite.bob);
     expect(row.name).toBe(winner.json().data.name);
-    expect(winner.headers.etag).toBe(`"${row.version}"`);
+    expect(winner.headers.etag).toBe(privateEtagOf(row));
     expect(loser.json()).toEqual({ code: 41200, message: expect.stringContaining('has changed') });
-    expect(loser.headers.etag).toBe(`"${row.version}"`); // the current one: read again, then decide
+    expect(loser.headers.etag).toBe(privateEtagOf(row)); // the current one of bob's view: read again, then decide
     // the loser retries with what it now knows, and wins
     const retry = await patch(userUrl(suite.bob), { name: 'Written by tab two' }, { ...suite.bob.headers, 'if-match': loser.headers.etag as string });
     expect(retry.statusCode).toBe(200);
@@ -85,21 +88,24 @@ describe('writes: If-Match makes them conditional', () => {
   });
 
   it('compares strongly: a weak or foreign tag never matches (412), `*` matches an existing resource', async () => {
-    const etag = (await read(userUrl(suite.alice))).headers.etag as string;
+    const etag = (await read(userUrl(suite.alice), suite.alice.headers)).headers.etag as string;
     const before = await stored(suite.alice);
-    for (const ifMatch of [`W/${etag}`, '"not-ours"', 'garbage']) {
+    // …and another view's ETag is another representation's: the public one does not match alice's own view.
+    for (const ifMatch of [`W/${etag}`, '"not-ours"', 'garbage', `"${before.version}"`]) {
       const refused = await patch(userUrl(suite.alice), { age: 77 }, { ...suite.alice.headers, 'if-match': ifMatch });
       expect(refused.statusCode).toBe(412);
     }
     expect(await stored(suite.alice)).toEqual(before);
     const any = await patch(userUrl(suite.alice), { age: 41 }, { ...suite.alice.headers, 'if-match': '*' });
     expect(any.statusCode).toBe(200);
-    expect(any.headers.etag).toBe(`"${before.version + 1}"`);
+    expect(any.headers.etag).toBe(privateEtagOf({ ...before, version: before.version + 1 }));
   });
 
   it('PUT and DELETE honour it too; `*` on a missing user is 412 without an ETag', async () => {
     const carol = await createAccount(suite.app, 'carol@example.com');
-    const etag = (await read(userUrl(carol))).headers.etag as string;
+    // Carol and an ADMIN are shown the same view (the e-mail included): one ETag for both.
+    const etag = (await read(userUrl(carol), carol.headers)).headers.etag as string;
+    expect((await read(userUrl(carol), suite.admin.headers)).headers.etag).toBe(etag);
     const put = (ifMatch: string) =>
       suite.app.inject({
         method: 'PUT',
@@ -113,7 +119,7 @@ describe('writes: If-Match makes them conditional', () => {
       suite.app.inject({ method: 'DELETE', url: userUrl(carol), headers: { ...suite.admin.headers, 'if-match': ifMatch } });
     expect((await remove(etag)).statusCode).toBe(412);
     expect(await suite.app.db.prisma.user.count({ where: { id: carol.id } })).toBe(1);
-    expect((await remove((await read(userUrl(carol))).headers.etag as string)).statusCode).toBe(204);
+    expect((await remove((await read(userUrl(carol), suite.admin.headers)).headers.etag as string)).statusCode).toBe(204);
     const gone = await remove('*');
     expect(gone.statusCode).toBe(412);
     expect(gone.headers.etag).toBeUndefined();
@@ -162,9 +168,11 @@ describe('collections: a weak ETag of the answer', () => {
     const first = await read(url);
     const etag = first.headers.etag as string;
     expect(etag).toMatch(/^W\/"[A-Za-z0-9_-]{27}"$/);
+    expect(first.headers.vary).toBe('Authorization, Cookie, Accept'); // who asks selects the users' views
     const unchanged = await read(url, { 'if-none-match': etag });
     expect(unchanged.statusCode).toBe(304);
     expect(unchanged.payload).toBe('');
+    expect(unchanged.headers.vary).toBe('Authorization, Cookie, Accept');
     await patch(userUrl(suite.alice), { name: 'Alice, renamed' }, suite.alice.headers);
     const changed = await read(url, { 'if-none-match': etag });
     expect(changed.statusCode).toBe(200);
@@ -183,7 +191,7 @@ describe('REQUIRE_IF_MATCH', () => {
       expect(refused.statusCode).toBe(428);
       expect(refused.json()).toEqual({ code: 42800, message: expect.stringContaining('If-Match') });
       expect((await strict.db.prisma.user.findUniqueOrThrow({ where: { id: dave.id } })).name).toBe('dave');
-      const etag = (await strict.inject({ method: 'GET', url })).headers.etag as string;
+      const etag = (await strict.inject({ method: 'GET', url, headers: dave.headers })).headers.etag as string;
       const allowed = await strict.inject({ method: 'PATCH', url, headers: { ...dave.headers, 'if-match': etag }, payload: { name: 'Conditional' } });
       expect(allowed.statusCode).toBe(200);
     } finally {

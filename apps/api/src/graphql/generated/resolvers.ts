@@ -248,7 +248,7 @@ export type User = Node & {
   posts: Array<Post>;
   /** The user's role. */
   role: Role;
-  /** The user's version: 1 when created, raised by every change. Pass it to `updateUser` as `expectedVersion` to change the user only if nobody else did since (REST answers the same number as the user's ETag). */
+  /** The version of the user's public fields: 1 when created, raised by every change of them, never by a change of `email` or `emailVerified` (private) nor by a security event (SPEC §3.1), so every caller reads the same number. Pass it to `updateUser` as `expectedVersion` to change the user only if no public field changed since. REST answers the same number as the ETag of the public view (`"3"`); the view with the private fields has its own (`"3-2"`). */
   version: Scalars['Int']['output'];
 };
 
