@@ -7,6 +7,7 @@ import { authHandlers } from './routes/auth.js';
 import { commentsHandlers } from './routes/comments.js';
 import { healthHandlers } from './routes/health.js';
 import { oauthHandlers } from './routes/oauth.js';
+import { oauthLinksHandlers } from './routes/oauth-links.js';
 import { ordersHandlers } from './routes/orders.js';
 import { postsHandlers } from './routes/posts.js';
 import { sessionsHandlers } from './routes/sessions.js';
@@ -19,6 +20,7 @@ export const operationHandlers: OperationHandlers<RestContext> = {
   ...oauthHandlers,
   ...accountHandlers,
   ...sessionsHandlers,
+  ...oauthLinksHandlers,
   ...apiKeysHandlers,
   ...usersHandlers,
   ...userPostsHandlers,

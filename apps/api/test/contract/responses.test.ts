@@ -282,6 +282,24 @@ const cases: Case[] = [
     [404, 'not the caller’s', () => call({ method: 'DELETE', url: '/api/v1/sessions/6f1c2b9e-7d4a-4e3b-9a51-0c8d2e7f4a10', headers: bob.headers })],
     [401, 'anonymous', () => call({ method: 'DELETE', url: '/api/v1/sessions/6f1c2b9e-7d4a-4e3b-9a51-0c8d2e7f4a10' })],
   ]),
+  ...ops('listOAuthLinks', [
+    [200, 'own links', () => call({ method: 'GET', url: '/api/v1/oauth-links', headers: alice.headers })],
+    [400, 'pageSize 0', () => call({ method: 'GET', url: '/api/v1/oauth-links?pageSize=0', headers: alice.headers })],
+    [401, 'anonymous', () => call({ method: 'GET', url: '/api/v1/oauth-links' })],
+  ]),
+  ...ops('deleteOAuthLink', [
+    [
+      204,
+      'one of the caller’s',
+      async () => {
+        const link = await app.db.prisma.oAuthAccount.create({ data: { provider: 'local', subject: 'contract-unlinked', userId: bob.id } });
+        return call({ method: 'DELETE', url: `/api/v1/oauth-links/${link.id}`, headers: bob.headers });
+      },
+    ],
+    [404, 'not the caller’s', () => call({ method: 'DELETE', url: `/api/v1/oauth-links/${UNKNOWN}`, headers: bob.headers })],
+    [400, 'non-numeric id', () => call({ method: 'DELETE', url: '/api/v1/oauth-links/abc', headers: bob.headers })],
+    [401, 'anonymous', () => call({ method: 'DELETE', url: `/api/v1/oauth-links/${UNKNOWN}` })],
+  ]),
   ...ops('listApiKeys', [
     [200, 'own keys', () => call({ method: 'GET', url: '/api/v1/api-keys', headers: bob.headers })],
     [401, 'anonymous', () => call({ method: 'GET', url: '/api/v1/api-keys' })],
@@ -331,6 +349,7 @@ const cases: Case[] = [
     [401, 'no transaction (state mismatch)', () => call({ method: 'GET', url: '/auth/oauth/local/callback?state=s&code=c' })],
     [404, 'unknown provider', () => call({ method: 'GET', url: '/auth/oauth/nope/callback?state=s&code=c' })],
     [409, 'the address of an account this service never verified', () => oauthLogin(provider, 'local', false, alice.email)],
+    [422, 'a profile address sign-up refuses (no dot in the domain)', () => oauthLogin(provider, 'local', false, 'nodot@localhost')],
     [
       503,
       'issuer gone between authorize and callback',

@@ -1,6 +1,7 @@
 // A start that cannot succeed (port taken, data directory unwritable, PGlite directory owned, database unreachable, a
-// manifest it cannot read) exits non-zero at once with one human line naming the setting to change, through the real
-// process; and the line for a file error blames the data directory only for a path on it.
+// manifest it cannot read, an administrator the API's rules refuse) exits non-zero at once with one human line naming
+// the setting to change, through the real process; and the line for a file error blames the data directory only for a
+// path on it.
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { lockDirectory } from '@users-posts/db';
 import { spawn } from 'node:child_process';
@@ -106,6 +107,16 @@ describe('a start that cannot succeed', () => {
       /cannot connect to PostgreSQL at app@db\.invalid:5432\/shop \(DATABASE_URL\): nothing answers at db\.invalid: the host name does not resolve \((ENOTFOUND|EAI_AGAIN)\)/,
     );
     expect(line).not.toContain('hunter2');
+  }, 20_000);
+
+  it('names ADMIN_EMAIL and ADMIN_PASSWORD when the contract or the password policy refuses them (a common password)', async () => {
+    const { code, output } = await runServer({ PORT: String(await freePort()), ADMIN_EMAIL: 'root@localhost', ADMIN_PASSWORD: 'iloveyou1' });
+    expect(code).toBe(1);
+    const line = oneLine(output);
+    expect(line).toMatch(
+      /^users-posts: cannot start: the administrator of ADMIN_EMAIL \/ ADMIN_PASSWORD cannot be made: ADMIN_EMAIL must match format "email", ADMIN_PASSWORD is a commonly used password/,
+    );
+    expect(line).not.toContain('iloveyou1');
   }, 20_000);
 
   it('names a persisted documents manifest it cannot read by its setting, not as the data directory', async () => {

@@ -49,8 +49,8 @@ export interface paths {
          * @description Exchanges a valid refresh token for a new access token and a new refresh token. The
          *     presented refresh token is invalidated at once (rotation). Presenting an already rotated
          *     token, at any time after its rotation, is treated as theft: every credential of that user is
-         *     revoked (every sign-in with its refresh tokens, cookie and access tokens, and every API
-         *     key).
+         *     revoked (every sign-in with its refresh tokens, cookie and access tokens, every API key, and
+         *     every linked OpenID login).
          *
          *     An invalid, expired, revoked or reused token answers `401` (error envelope plus `error`);
          *     the client must then log in again. A malformed body is `422`. Rate limited to 60 requests
@@ -84,8 +84,9 @@ export interface paths {
          * @description Ends the caller's sign-in: its refresh tokens, its cookie (cleared) and every access token
          *     issued under it stop working, on every instance. The sign-in of the optional `refreshToken`
          *     ends too, if it is the caller's. With `?all=true` this is a security event: every sign-in
-         *     of the user ends and every API key is revoked (the user's token version is bumped), which
-         *     logs out every device and script. The body is optional. Without credentials → `401`.
+         *     of the user ends, every API key is revoked and every linked OpenID login is unlinked (the
+         *     user's token version is bumped), which logs out every device and script; the owner links a
+         *     provider again with a fresh login. The body is optional. Without credentials → `401`.
          */
         post: operations["logout"];
         delete?: never;
@@ -110,7 +111,8 @@ export interface paths {
          *
          *     The new password is 8–128 characters, not the account's e-mail, and not among commonly used
          *     passwords (`422` naming `newPassword`). This is a security event: every other sign-in of
-         *     the user ends, every API key is revoked, and unused reset links stop working. The caller
+         *     the user ends, every API key is revoked, every linked OpenID login is unlinked, and unused
+         *     reset links stop working. The caller
          *     stays signed in: the answer is the one of `POST /login` for the same sign-in, renewed (a
          *     fresh token pair; or, signed in by cookie, a new `sid` cookie). The access token used for
          *     this request stops working. A wrong current password answers `401` and counts as a failed
@@ -167,7 +169,8 @@ export interface paths {
          *     answers `400` with code `40002`, the same answer for each. The new password follows the
          *     rules of `POST /auth/password` (`422` naming `newPassword`, and the token stays usable).
          *
-         *     A security event without exception: every sign-in and every API key of the account ends.
+         *     A security event without exception: every sign-in, every API key and every linked OpenID
+         *     login of the account ends.
          *     The address the link reached counts as verified. Rate limited to 30 attempts per 15 minutes
          *     per client address (tokens carry 128 random bits).
          */
@@ -378,6 +381,83 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/oauth-links": {
+        parameters: {
+            query?: {
+                /**
+                 * @description The API version, the alternative to the path's. Every operation here is also served under the
+                 *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+                 *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+                 *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+                 *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+                 * @example 1
+                 */
+                version?: components["parameters"]["version"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the caller's linked OpenID logins
+         * @description The provider logins linked to the signed-in user, newest first: each one logs in as this user
+         *     through `GET /auth/oauth/{provider}/authorize` for as long as it stays linked. A link is made
+         *     by a first OpenID login that creates or joins the account, or by the link flow
+         *     (`authorize?link=true`). Shown with its provider and when it was linked; not the provider's
+         *     subject identifier. Every link ends with a security event (a password change or reset,
+         *     `POST /logout?all=true`, a refresh-token reuse). Paged with `page` and `pageSize` (default 20,
+         *     maximum 100).
+         */
+        get: operations["listOAuthLinks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/oauth-links/{id}": {
+        parameters: {
+            query?: {
+                /**
+                 * @description The API version, the alternative to the path's. Every operation here is also served under the
+                 *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+                 *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+                 *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+                 *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+                 * @example 1
+                 */
+                version?: components["parameters"]["version"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Numeric id of the resource (a non-numeric or out-of-range id → 400 naming `id`).
+                 * @example 1
+                 */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Unlink one of the caller's OpenID logins
+         * @description Removes a linked provider login: from then on it no longer logs in as the caller (a later
+         *     OpenID login with it is judged as a first one). Sign-ins it already started are not ended
+         *     (see `DELETE /api/v1/sessions/{sessionId}`). A sensitive change: needs a recent login (at
+         *     most `RECENT_AUTH_MS`, 10 minutes, since the password or OpenID login behind the access token
+         *     or cookie, refreshes not counting), otherwise `403` with code `40301`; an API key or a signed
+         *     request gets `403`. A link that is not the caller's, or no longer exists, answers `404`.
+         */
+        delete: operations["deleteOAuthLink"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/auth/oauth/{provider}/authorize": {
         parameters: {
             query?: never;
@@ -400,9 +480,14 @@ export interface paths {
          *     `<NAME>` in lower case. An unknown provider → `404`; an unreachable issuer → `503`.
          *
          *     With `?link=true` this is the authenticated link flow: the caller must be signed in (session
-         *     cookie or Bearer token; `401` otherwise), and the callback attaches the provider login to
-         *     that user — and to no other — then logs in as them. This is how an existing account whose
-         *     e-mail this service has not verified, or an ADMIN account, gets an OpenID login.
+         *     cookie or Bearer token; `401` otherwise) with a recent login (at most `RECENT_AUTH_MS`, 10
+         *     minutes, since the password or OpenID login behind the token or cookie, refreshes not
+         *     counting; `403` with code `40301` otherwise), and the callback attaches the provider login to
+         *     that user — and to no other — then logs in as them. The flow is bound to the sign-in that
+         *     started it: the callback links only while that sign-in lives on, no security event has
+         *     happened since, and its login is still recent. This is how an existing account whose
+         *     e-mail this service has not verified, or an ADMIN account, gets an OpenID login. The
+         *     caller's links are listed and removed under `/api/v1/oauth-links`.
          */
         get: operations["oauthAuthorize"];
         put?: never;
@@ -440,12 +525,27 @@ export interface paths {
          *     by such a login, and its e-mail has not changed since) and its role is USER; any other
          *     existing account (signed up with a password, e-mail changed, or ADMIN) → `409`: sign in to
          *     it, then open `GET /auth/oauth/{provider}/authorize?link=true`. After a `?link=true`
-         *     authorize the login is linked to the user who asked (`409` if it is linked to another user).
+         *     authorize the login is linked to the user who asked (`409` if it is linked to another user),
+         *     if the sign-in that asked still lives, with no security event since (`401` otherwise), and
+         *     its login is still recent now (`403` with code `40301` otherwise: log in again and start
+         *     over).
+         *
+         *     A new account follows the rules of every sign-up (`POST /api/v1/users`): the profile's
+         *     `email` and `name` are judged by `CreateUserInput` exactly as sign-up judges them (an
+         *     address that is not ASCII, has no dot in its domain, holds an invisible, control or
+         *     bidirectional character, a NUL, or a display form such as `x <a@b.example>` → `422` naming
+         *     `email`; no account is made). One normalisation, and only of the display name: a `name`
+         *     claim longer than `UserName` allows is cut at the last whole character (grapheme) that fits;
+         *     without a `name` claim the address's local part is the name. A `name` or `sub` claim holding
+         *     a NUL or an unpaired surrogate → `422` naming it. The e-mail is never folded (no mapping of
+         *     look-alike or fullwidth characters): such an address is another address, and refused. Each account created
+         *     this way counts in the client address's sign-up bucket (`SIGNUP_RATE_LIMIT_MAX` per
+         *     `SIGNUP_RATE_LIMIT_WINDOW_MS`); over it, `429` and no account.
          *
          *     A provider error (`error` parameter), a missing `code`, or a malformed request → `400`; a
          *     state mismatch, PKCE mismatch or failed token verification → `401`; linking refused →
-         *     `409` (code 40900; the message says how to link); unknown provider → `404`; unreachable
-         *     issuer → `503`.
+         *     `409` (code 40900; the message says how to link); a profile refused → `422`; unknown
+         *     provider → `404`; unreachable issuer → `503`.
          */
         get: operations["oauthCallback"];
         put?: never;
@@ -489,8 +589,9 @@ export interface paths {
          *     log in with a password (only through OpenID Connect).
          *
          *     Sign-up bucket (SPEC §4): each account created counts per client address (`SIGNUP_RATE_LIMIT_MAX` per
-         *     `SIGNUP_RATE_LIMIT_WINDOW_MS`, 30 per hour by default), here and through GraphQL `createUser` (every alias
-         *     and batched operation) alike; over it, `429` and no user is created.
+         *     `SIGNUP_RATE_LIMIT_WINDOW_MS`, 30 per hour by default), here, through GraphQL `createUser` (every alias
+         *     and batched operation) and by a first OpenID login that creates an account alike; over it, `429` and no
+         *     user is created.
          */
         post: operations["createUser"];
         /**
@@ -1291,6 +1392,18 @@ export interface components {
             /** @description Whether this request was made with this sign-in. */
             current: boolean;
         };
+        /** @description One OpenID provider login linked to the caller's account. */
+        OAuthLink: {
+            /** Format: int32 */
+            id: number;
+            /** @description The `{provider}` of `/auth/oauth/{provider}/…` this login comes from. */
+            provider: string;
+            /**
+             * Format: date-time
+             * @description When it was linked.
+             */
+            createdAt: string;
+        };
         /** @description A fresh token pair (answer of `POST /auth/refresh`). */
         TokenPair: {
             /** @description HS256 JWT, valid 15 minutes. */
@@ -1444,6 +1557,23 @@ export interface components {
             message: string;
             data: {
                 items: components["schemas"]["SignIn"][];
+                /** Format: int32 */
+                total: number;
+                /** Format: int32 */
+                page: number;
+                /** Format: int32 */
+                pageSize: number;
+            };
+        };
+        OAuthLinkPageEnvelope: {
+            /**
+             * Format: int32
+             * @enum {integer}
+             */
+            code: 0;
+            message: string;
+            data: {
+                items: components["schemas"]["OAuthLink"][];
                 /** Format: int32 */
                 total: number;
                 /** Format: int32 */
@@ -2731,8 +2861,10 @@ export interface components {
          */
         ifNoneMatch: string;
         /**
-         * @description The ETag you read (a strong one, from a single-resource answer), or `*` for "whatever its version, as
-         *     long as it exists". The write happens only if the resource is still at that version; otherwise `412`
+         * @description The ETag you read (a strong one, from a single-resource answer, of the view you are shown: a user's own,
+         *     an ADMIN's or a signed request's view of a user is `"3-2"`, which its public `"3"` does not match), or
+         *     `*` for "whatever its version, as long as it exists". The write happens only if the resource is still
+         *     at that version; otherwise `412`
          *     with the current ETag, and nothing is changed (strong comparison, RFC 9110 §13.1.1). Without it the
          *     write is unconditional, unless the server runs with `REQUIRE_IF_MATCH` (then `428`).
          * @example "3"
@@ -2810,15 +2942,21 @@ export interface components {
          */
         "Set-Cookie-Clear": string;
         /**
-         * @description The validator of this answer (RFC 9110 §8.8.3). A single resource's is strong: its row version, quoted
-         *     (`"3"`), bumped by every change of the resource; send it back in `If-None-Match` to read it again for
-         *     free (`304`), and in `If-Match` to change it only if nobody else did since (`412` otherwise). A
-         *     collection's is weak (`W/"…"`, a hash of the answer): good for `If-None-Match` only.
+         * @description The validator of this answer (RFC 9110 §8.8.3): it names the representation sent. A single resource's
+         *     is strong: its row version, quoted (`"3"`), bumped by every change of what it shows. A user is shown in
+         *     two views (`x-private`): the public one's ETag is the version of its public fields (`"3"`; a change of
+         *     the e-mail, its verification or a credential does not move it), and the view with the private fields,
+         *     shown to the user, ADMINs and signed requests, has its own (`"3-2"`: public fields at version 3,
+         *     private ones at 2); a user's answers say `Vary: Authorization, Cookie`. Send it back in
+         *     `If-None-Match` to read it again for free (`304`), and in `If-Match` to change it only if nobody else
+         *     did since (`412` otherwise). A collection's is weak (`W/"…"`, a hash of the answer): good for
+         *     `If-None-Match` only.
          * @example "3"
          */
         ETag: string;
         /**
-         * @description The current strong ETag of the resource a `412` refused to change (absent when it no longer exists).
+         * @description The current strong ETag of the resource a `412` refused to change, of the view you are shown (absent when
+         *     it no longer exists).
          * @example "4"
          */
         "ETag-current": string;
@@ -2916,7 +3054,7 @@ export interface operations {
     logout: {
         parameters: {
             query?: {
-                /** @description `true` logs out every device of the user: every sign-in ends and every API key is revoked. */
+                /** @description `true` logs out every device of the user: every sign-in ends, every API key is revoked and every linked OpenID login is unlinked. */
                 all?: boolean;
             };
             header?: never;
@@ -3453,12 +3591,134 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    listOAuthLinks: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The API version, the alternative to the path's. Every operation here is also served under the
+                 *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+                 *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+                 *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+                 *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+                 * @example 1
+                 */
+                version?: components["parameters"]["version"];
+                /** @description Page number, from 1 (page paging; default 1), a 32-bit integer as GraphQL's `Int`; a page past the end is empty. A page skips at most 10 000 items ((page − 1) × pageSize, the window of `offset`); deeper → 400 (code 40001) naming `page`: page on with `cursor`. */
+                page?: components["parameters"]["page"];
+                /** @description Items per page for page paging (default 20, maximum 100). */
+                pageSize?: components["parameters"]["pageSize"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the caller's linked OpenID logins. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "code": 0,
+                     *       "message": "ok",
+                     *       "data": {
+                     *         "items": [
+                     *           {
+                     *             "id": 4,
+                     *             "provider": "google",
+                     *             "createdAt": "2025-02-01T12:00:00.000Z"
+                     *           }
+                     *         ],
+                     *         "total": 1,
+                     *         "page": 1,
+                     *         "pageSize": 20
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OAuthLinkPageEnvelope"];
+                    /**
+                     * @example {
+                     *       "code": 0,
+                     *       "message": "ok",
+                     *       "data": {
+                     *         "items": [
+                     *           {
+                     *             "id": 4,
+                     *             "provider": "google",
+                     *             "createdAt": "2025-02-01T12:00:00.000Z"
+                     *           }
+                     *         ],
+                     *         "total": 1,
+                     *         "page": 1,
+                     *         "pageSize": 20
+                     *       }
+                     *     }
+                     */
+                    "application/vnd.api.v1+json": components["schemas"]["OAuthLinkPageEnvelope"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteOAuthLink: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The API version, the alternative to the path's. Every operation here is also served under the
+                 *     unversioned prefix `/api` (`/api/users` for `/api/v1/users`), where `?version=1`, the media type
+                 *     `Accept: application/vnd.api.v1+json`, or no version at all selects v1; `/api/v1` is canonical and what
+                 *     generated clients call. On `/api/v1/…` the version may only repeat `1`: another value is `400` (`40001`
+                 *     naming `version`), as it is on `/api/…`; a vendor media type naming another version is `406`.
+                 * @example 1
+                 */
+                version?: components["parameters"]["version"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description Numeric id of the resource (a non-numeric or out-of-range id → 400 naming `id`).
+                 * @example 1
+                 */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: components["responses"]["NoContent"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     oauthAuthorize: {
         parameters: {
             query?: {
                 /** @description `true`: the callback logs in with the session cookie instead of answering with a token pair. */
                 session?: boolean;
-                /** @description `true`: link the provider login to the signed-in caller instead of logging in by it. Requires a session cookie or Bearer token (none → `401`; an API key or signed request → `403`; with the session cookie, a navigation started by another site (`Sec-Fetch-Site: cross-site`) → `403`). */
+                /** @description `true`: link the provider login to the signed-in caller instead of logging in by it. Requires a session cookie or Bearer token (none → `401`; an API key or signed request → `403`; with the session cookie, a navigation started by another site (`Sec-Fetch-Site: cross-site`) → `403`) and a recent login (`403` with code `40301` otherwise). */
                 link?: boolean;
             };
             header?: never;
@@ -3534,9 +3794,11 @@ export interface operations {
             200: components["responses"]["LoginSucceeded"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             414: components["responses"]["UriTooLong"];
+            422: components["responses"]["ValidationFailed"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["HeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
@@ -4038,8 +4300,10 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description The ETag you read (a strong one, from a single-resource answer), or `*` for "whatever its version, as
-                 *     long as it exists". The write happens only if the resource is still at that version; otherwise `412`
+                 * @description The ETag you read (a strong one, from a single-resource answer, of the view you are shown: a user's own,
+                 *     an ADMIN's or a signed request's view of a user is `"3-2"`, which its public `"3"` does not match), or
+                 *     `*` for "whatever its version, as long as it exists". The write happens only if the resource is still
+                 *     at that version; otherwise `412`
                  *     with the current ETag, and nothing is changed (strong comparison, RFC 9110 §13.1.1). Without it the
                  *     write is unconditional, unless the server runs with `REQUIRE_IF_MATCH` (then `428`).
                  * @example "3"
@@ -4102,8 +4366,10 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description The ETag you read (a strong one, from a single-resource answer), or `*` for "whatever its version, as
-                 *     long as it exists". The write happens only if the resource is still at that version; otherwise `412`
+                 * @description The ETag you read (a strong one, from a single-resource answer, of the view you are shown: a user's own,
+                 *     an ADMIN's or a signed request's view of a user is `"3-2"`, which its public `"3"` does not match), or
+                 *     `*` for "whatever its version, as long as it exists". The write happens only if the resource is still
+                 *     at that version; otherwise `412`
                  *     with the current ETag, and nothing is changed (strong comparison, RFC 9110 §13.1.1). Without it the
                  *     write is unconditional, unless the server runs with `REQUIRE_IF_MATCH` (then `428`).
                  * @example "3"
@@ -4151,8 +4417,10 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description The ETag you read (a strong one, from a single-resource answer), or `*` for "whatever its version, as
-                 *     long as it exists". The write happens only if the resource is still at that version; otherwise `412`
+                 * @description The ETag you read (a strong one, from a single-resource answer, of the view you are shown: a user's own,
+                 *     an ADMIN's or a signed request's view of a user is `"3-2"`, which its public `"3"` does not match), or
+                 *     `*` for "whatever its version, as long as it exists". The write happens only if the resource is still
+                 *     at that version; otherwise `412`
                  *     with the current ETag, and nothing is changed (strong comparison, RFC 9110 §13.1.1). Without it the
                  *     write is unconditional, unless the server runs with `REQUIRE_IF_MATCH` (then `428`).
                  * @example "3"
@@ -4607,8 +4875,10 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description The ETag you read (a strong one, from a single-resource answer), or `*` for "whatever its version, as
-                 *     long as it exists". The write happens only if the resource is still at that version; otherwise `412`
+                 * @description The ETag you read (a strong one, from a single-resource answer, of the view you are shown: a user's own,
+                 *     an ADMIN's or a signed request's view of a user is `"3-2"`, which its public `"3"` does not match), or
+                 *     `*` for "whatever its version, as long as it exists". The write happens only if the resource is still
+                 *     at that version; otherwise `412`
                  *     with the current ETag, and nothing is changed (strong comparison, RFC 9110 §13.1.1). Without it the
                  *     write is unconditional, unless the server runs with `REQUIRE_IF_MATCH` (then `428`).
                  * @example "3"

@@ -1,7 +1,9 @@
 // The two protocol steps of an OpenID Connect login: the authorization URL (PKCE S256, state, nonce) and the code exchange.
 import * as oidc from 'openid-client';
-import { AppError } from '../../errors/app-error.js';
+import { AppError, validationFailed } from '../../errors/app-error.js';
+import { isStorableText } from '../../text.js';
 import { exchangeError } from './errors.js';
+import type { LinkBinding } from './links.js';
 import type { OAuthProvider } from './providers.js';
 import { OAUTH_TRANSACTION_TTL_SECONDS, type OAuthTransaction } from './transaction.js';
 
@@ -17,7 +19,7 @@ export interface OidcProfile {
 
 export async function authorizationRequest(
   provider: OAuthProvider,
-  options: { session: boolean; now: number; linkUserId?: number | undefined },
+  options: { session: boolean; now: number; link?: LinkBinding | undefined },
 ): Promise<{ url: URL; transaction: OAuthTransaction }> {
   const client = await provider.client();
   const codeVerifier = oidc.randomPKCECodeVerifier();
@@ -27,7 +29,7 @@ export async function authorizationRequest(
     nonce: oidc.randomNonce(),
     codeVerifier,
     session: options.session,
-    ...(options.linkUserId === undefined ? {} : { linkUserId: options.linkUserId }),
+    ...(options.link === undefined ? {} : { link: options.link }),
     expiresAt: options.now + OAUTH_TRANSACTION_TTL_SECONDS * 1000,
   };
   const url = oidc.buildAuthorizationUrl(client, {
@@ -64,6 +66,9 @@ export async function exchangeCode(provider: OAuthProvider, callbackQuery: strin
     });
     const claims = tokens.claims();
     if (!claims) throw new AppError('UNAUTHENTICATED', 'The identity provider returned no ID token');
+    // The key of the link row: a NUL or a lone surrogate cannot be stored (the database answered 500), so it is refused
+    // like any profile claim this service cannot take (the e-mail and name: oauth/accounts.ts).
+    if (!isStorableText(claims.sub)) throw validationFailed([{ field: 'sub', message: 'must not contain NUL characters or unpaired surrogates' }]);
     // fetchUserInfo checks that the userinfo `sub` is the ID token's, so its e-mail belongs to the same account.
     const userinfo =
       !claimString(claims.email) && client.serverMetadata().userinfo_endpoint

@@ -9,6 +9,7 @@
 // without the verifier. It is cleared by the callback whatever the outcome, so each transaction is used once.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors/app-error.js';
+import type { LinkBinding } from './links.js';
 
 export const OAUTH_TRANSACTION_COOKIE = 'oauth_tx';
 export const OAUTH_TRANSACTION_TTL_SECONDS = 10 * 60;
@@ -20,8 +21,11 @@ export interface OAuthTransaction {
   codeVerifier: string;
   /** The authorize request carried `?session=true`: finish with the sid cookie instead of a token pair. */
   session: boolean;
-  /** `?link=true`: the id of the signed-in user who asked to link this provider; the callback links to them only. */
-  linkUserId?: number;
+  /**
+   * `?link=true`: the signed-in user who asked to link this provider, and the sign-in they asked from; the callback links
+   * to that user only, and only while that sign-in lives on at the same token version with a recent login (links.ts).
+   */
+  link?: LinkBinding;
   /** Epoch milliseconds. */
   expiresAt: number;
 }
@@ -49,7 +53,18 @@ function isTransaction(value: unknown): value is OAuthTransaction {
     typeof t.codeVerifier === 'string' &&
     typeof t.session === 'boolean' &&
     typeof t.expiresAt === 'number' &&
-    (t.linkUserId === undefined || Number.isSafeInteger(t.linkUserId))
+    (t.link === undefined || isLinkBinding(t.link))
+  );
+}
+
+function isLinkBinding(value: unknown): value is LinkBinding {
+  const link = value as Partial<LinkBinding> | null;
+  return (
+    typeof link === 'object' &&
+    link !== null &&
+    Number.isSafeInteger(link.userId) &&
+    typeof link.signInId === 'string' &&
+    Number.isSafeInteger(link.tokenVersion)
   );
 }
 
