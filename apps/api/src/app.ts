@@ -14,6 +14,7 @@ import { logStream } from './log-output.js';
 import authPlugin from './plugins/auth.js';
 import csrfPlugin from './plugins/csrf.js';
 import databasePlugin from './plugins/database.js';
+import domainPlugin from './plugins/domain.js';
 import docsPlugin from './plugins/docs.js';
 import errorHandlerPlugin, { clientErrorHandler, frameworkErrors } from './plugins/error-handler.js';
 import graphqlPlugin from './graphql/plugin.js';
@@ -131,7 +132,8 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   // Before the routes: @fastify/otel traces the routes registered after it.
   if (tracing && config.tracing) await app.register(tracing.default, { ...config.tracing, exporter: options.spanExporter });
   await app.register(metricsPlugin);
-  await app.register(authPlugin, { clock: options.clock, stores: options.stores });
+  await app.register(domainPlugin, { clock: options.clock, stores: options.stores });
+  await app.register(authPlugin);
   await app.register(csrfPlugin);
   await app.register(versioningPlugin);
   await app.register(rateLimitPlugin);

@@ -4,13 +4,15 @@ import type { FastifyInstance } from 'fastify';
 import { ApiKeyService } from './credentials/api-keys.js';
 import type { Clock } from './clock.js';
 import { TokenCodec } from './credentials/jwt.js';
-import { linkOrCreateUser, linkToUser } from './oauth/accounts.js';
+import { linkOrCreateUser, type SignUpRules } from './oauth/accounts.js';
 import type { OidcProfile } from './oauth/flow.js';
+import { OAuthLinks, type LinkBinding } from './oauth/links.js';
 import { PasswordCredentials } from './credentials/password-login.js';
 import { RefreshTokenService } from './credentials/refresh-tokens.js';
 import { SignInService } from './credentials/sign-ins.js';
 import { AccountTokenService } from './credentials/account-tokens.js';
 import { SecurityEvents } from './security-events.js';
+import { AccessChanges } from './access-changes.js';
 import type { KnownLoginStore } from '../shared-state/known-logins/store.js';
 import type { NonceStore } from '../shared-state/nonces/store.js';
 import type { RevocationStore } from '../shared-state/revocations/store.js';
@@ -30,8 +32,12 @@ export class Identity {
   readonly passwords: PasswordCredentials;
   readonly securityEvents: SecurityEvents;
   readonly accountTokens: AccountTokenService;
+  /** The OpenID identities linked to accounts: the link flow, and their owner's list and removal. */
+  readonly oauthLinks: OAuthLinks;
   /** RECENT_AUTH_MS: how old a login may be for a sensitive change. */
   readonly recentAuthMs: number;
+  /** Announces, on every instance, whose open WebSockets and SSE streams must authorize again. */
+  readonly access: AccessChanges;
 
   constructor(
     app: FastifyInstance,
@@ -41,6 +47,7 @@ export class Identity {
     readonly signingSecret: string,
   ) {
     this.recentAuthMs = app.config.recentAuthMs;
+    this.access = new AccessChanges(app.sharedState.events);
     this.tokens = new TokenCodec(app, clock);
     this.signIns = new SignInService(prisma, clock);
     this.securityEvents = new SecurityEvents(prisma, (userId) => this.revoked(userId));
@@ -51,26 +58,20 @@ export class Identity {
     this.apiKeys = new ApiKeyService(prisma, clock);
     this.passwords = new PasswordCredentials(prisma);
     this.accountTokens = new AccountTokenService(prisma, clock);
+    this.oauthLinks = new OAuthLinks(prisma, clock, this.recentAuthMs);
   }
 
   /**
-   * The user an OpenID Connect profile logs in: linked to `linkUserId` when the caller asked to link it, else the
-   * account already linked, or a new one (oauth/accounts.ts says when an email may be trusted).
+   * The user an OpenID Connect profile logs in: linked to the user of `link` when a signed-in user asked to link it
+   * (oauth/links.ts), else the account already linked, or an existing one whose address may be trusted, or a new one
+   * made under `signUp`, the rules of every sign-up (oauth/accounts.ts).
    */
-  userFromOAuth(provider: string, profile: OidcProfile, linkUserId?: number): Promise<User> {
-    return linkUserId === undefined ? linkOrCreateUser(this.prisma, provider, profile) : linkToUser(this.prisma, provider, profile, linkUserId);
+  userFromOAuth(provider: string, profile: OidcProfile, options: { link?: LinkBinding | undefined; signUp: SignUpRules }): Promise<User> {
+    return options.link ? this.oauthLinks.link(provider, profile, options.link) : linkOrCreateUser(this.prisma, provider, profile, options.signUp);
   }
 
-  private readonly revocationListeners = new Set<(userId: number) => void>();
-
-  /** Registers a listener told when credentials of a user are revoked in this process (open WebSockets re-verify). */
-  onRevoked(listener: (userId: number) => void): () => void {
-    this.revocationListeners.add(listener);
-    return () => void this.revocationListeners.delete(listener);
-  }
-
-  /** Tells the listeners that credentials of `userId` were revoked (a sign-in ended, a security event). */
+  /** Credentials of `userId` were revoked (a sign-in ended, a security event): its open streams authorize again. */
   revoked(userId: number): void {
-    for (const listener of this.revocationListeners) listener(userId);
+    this.access.changed(userId);
   }
 }

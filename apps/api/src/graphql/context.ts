@@ -19,14 +19,42 @@ export interface GraphQLContext {
    * request's client, or by the WebSocket's (its user, else its address), so both transports share one bucket.
    */
   consumeSignup: () => Promise<void>;
+  /**
+   * A re-authorization of a running subscription under way (its user's access changed: websocket.ts,
+   * stream-credentials.ts); each event waits for it, so it is shaped for the principal of after the change.
+   */
+  authorizing?: Promise<unknown> | undefined;
 }
 
+/**
+ * The operation each principal was verified for (SPEC §0.1, §2): a principal is read for one HTTP request (every
+ * operation of its batch shares it) or one WebSocket operation, and never remembered for a later one. A transport that
+ * hands a later operation the principal of an earlier one (a socket's `connection_init`) fails here at that operation,
+ * instead of running it with the rights of then. Anonymous has no rights to go stale.
+ */
+const verifiedFor = new WeakMap<Principal, object>();
+
+function claimFor(principal: Principal, operation: object): void {
+  if (principal.kind === 'anonymous') return;
+  const owner = verifiedFor.get(principal);
+  if (owner === undefined) verifiedFor.set(principal, operation);
+  else if (owner !== operation) {
+    throw new Error('A principal verified for one operation was handed to another: authorize every operation (auth/authenticate.ts)');
+  }
+}
+
+/**
+ * The context of one operation. `operation` is what the principal was verified for: the HTTP request, or the
+ * WebSocket operation's own server context.
+ */
 export function createGraphQLContext(
   services: Services,
   principal: Principal,
   consumeSignup: () => Promise<void>,
+  operation: object,
   request?: FastifyRequest,
 ): GraphQLContext {
+  claimFor(principal, operation);
   return { principal, services, loaders: createLoaders(services), request, consumeSignup };
 }
 

@@ -15,8 +15,8 @@ import { errorForClient, SINGLE_CONNECTION_REFUSAL, sseDocumentErrors } from './
 import { buildGraphQLSchema } from './schema.js';
 import { addressResolver, clientKey } from '../client-address.js';
 import { AppError } from '../errors/app-error.js';
-import { CAP_RETRY_AFTER_SECONDS, capMessage, clientKeyOf, SubscriptionCaps } from './subscription-limits.js';
-import { consumeSignup, signupBucket } from '../rest/route-options.js';
+import { CAP_RETRY_AFTER_SECONDS, capMessage, SubscriptionCaps } from './subscription-limits.js';
+import { consumeSignup } from '../rate-limits/buckets.js';
 import { serveGraphQLOverWebSocket, subscriptionStreams, type WebSocketServerContext } from './websocket.js';
 import { queryStringJson } from './query-string-json.js';
 
@@ -90,10 +90,8 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
     graphqlEndpoint: '/graphql',
     context: (server) =>
       'req' in server
-        ? createGraphQLContext(app.services, server.req.principal, () => consumeSignup(server.req), server.req)
-        : createGraphQLContext(app.services, server.principal, () =>
-            app.consumeRateLimit(signupBucket(app.config.rateLimits), { key: clientKeyOf(server.principal, server.address) }),
-          ),
+        ? createGraphQLContext(app.services, server.req.principal, () => consumeSignup(app, server.req), server.req, server.req)
+        : createGraphQLContext(app.services, server.principal, () => consumeSignup(app, { address: server.address }), server),
     maskedErrors: { maskError, isDev: !production },
     // GraphiQL (GRAPHIQL, on by default): a small page whose assets the product serves itself, compressed and cached
     // (graphql/graphiql.ts), never from a CDN.
@@ -220,7 +218,7 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
     addressOf: addressResolver(app.config.trustProxy),
     // The HTTP default bucket itself (plugins/rate-limit.ts): the same limiter and store as every HTTP request.
     consumeRateLimit: (key) => app.consumeRateLimit(app.defaultRateBucket, { key }),
-    onRevoked: (listener) => app.identity.onRevoked(listener),
+    onAccessChanged: (listener) => app.identity.access.listen(listener),
     reverifyIntervalMs: app.config.subscriptionLimits.reverifyIntervalMs,
   });
   // Before the HTTP server closes (it waits for open connections): sockets get 1001, SSE streams complete.

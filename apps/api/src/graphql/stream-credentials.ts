@@ -1,8 +1,9 @@
 // Subscriptions over Server-Sent Events end with the credentials they were opened with (issue 31, item 7), as the
-// WebSocket door closes its sockets with 4403 (websocket.ts): when the access token expires; at once when a logout, an
-// ended sign-in or a security event of this instance revokes the user's credentials; and within the re-verification
-// interval when that happens elsewhere (another instance). Re-verified by the same code as every request
-// (auth/authenticate.ts). Signed requests (one nonce each, a service) and anonymous streams are not watched.
+// WebSocket door closes its sockets with 4403 (websocket.ts): when the access token expires, and at once when the user's
+// access changes on any instance (a logout, an ended sign-in, a security event, a role change, a deletion:
+// auth/access-changes.ts), besides every re-verification interval. Re-verified by the same code as every request
+// (auth/authenticate.ts), whose principal then shapes the stream's next events (SPEC §2: a demoted ADMIN's stream stops
+// showing other users' e-mails). Signed requests (one nonce each, a service) and anonymous streams are not watched.
 import type { Database } from '@users-posts/db';
 import type { FastifyRequest } from 'fastify';
 import { isAsyncIterable, Repeater, type Plugin } from 'graphql-yoga';
@@ -13,6 +14,8 @@ import type { GraphQLContext } from './context.js';
 
 interface Watched {
   request: FastifyRequest;
+  /** The stream's context: its principal is replaced by each re-verification's. */
+  context: GraphQLContext;
   stop: () => void;
 }
 
@@ -25,25 +28,28 @@ export interface StreamCredentials {
 export function streamCredentials(identity: Identity, db: Database, reverifyIntervalMs = 30_000): StreamCredentials {
   const byUser = new Map<number, Set<Watched>>();
 
-  const reverify = async (watched: Watched) => {
-    try {
-      await authenticate(watched.request, identity, db);
-    } catch (error) {
-      if (error instanceof AppError) watched.stop(); // revoked, expired, ended: the stream ends
-      // Anything else (the database unreachable): kept until the next check, as the WebSocket door does.
-    }
+  const reverify = (watched: Watched) => {
+    watched.context.authorizing = (async () => {
+      try {
+        watched.context.principal = await authenticate(watched.request, identity, db);
+      } catch (error) {
+        if (error instanceof AppError) watched.stop(); // revoked, expired, ended: the stream ends
+        // Anything else (the database unreachable): kept until the next check, as the WebSocket door does.
+      }
+    })();
   };
   const reverifyUser = (userId: number) => {
-    for (const watched of byUser.get(userId) ?? []) void reverify(watched);
+    for (const watched of byUser.get(userId) ?? []) reverify(watched);
   };
-  const stopListening = identity.onRevoked(reverifyUser);
+  const stopListening = identity.access.listen(reverifyUser);
   const timer = setInterval(() => {
     for (const userId of byUser.keys()) reverifyUser(userId);
   }, reverifyIntervalMs).unref();
 
   const plugin: Plugin = {
     onSubscribe: ({ args }) => {
-      const { principal, request } = args.contextValue as unknown as GraphQLContext;
+      const context = args.contextValue as unknown as GraphQLContext;
+      const { principal, request } = context;
       // Only streams over HTTP (a WebSocket operation has no request: its socket is watched by websocket.ts).
       if (!request || principal.kind !== 'user') return undefined;
       const userId = principal.userId;
@@ -51,7 +57,7 @@ export function streamCredentials(identity: Identity, db: Database, reverifyInte
         onSubscribeResult: ({ result, setResult }) => {
           if (!isAsyncIterable(result)) return;
           let expiry: NodeJS.Timeout | undefined;
-          const watched: Watched = { request, stop: () => undefined };
+          const watched: Watched = { request, context, stop: () => undefined };
           const ended = new Repeater<never>(async (_push, stop) => {
             watched.stop = stop;
             const set = byUser.get(userId) ?? new Set<Watched>();

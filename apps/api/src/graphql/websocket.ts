@@ -21,11 +21,16 @@
 // Authorization header (pinned-algorithm verify, logout blocklist, tokenVersion). No `authorization` → anonymous
 // (postCreated is public). A credential that does not verify → the connection is refused with close code 4403
 // (graphql-ws's `Forbidden`, what its `onConnect` refusal means; clients treat it as final, no retry) and the cause
-// as close reason; an internal failure (e.g. the database down) closes with 4500 and no details. An authenticated
-// socket lives no longer than its credential: at the access token's `exp` it is closed with 4403, and it is
-// re-verified (blocklisted jti, tokenVersion bump, user deleted → 4403) at once when this process revokes the user's
-// credentials (logout, refresh-token reuse: `identity.revoked`) and every `reverifyIntervalMs` (a revocation on another
-// instance, a deleted user). Anonymous sockets are not affected.
+// as close reason; an internal failure (e.g. the database down) closes with 4500 and no details.
+//
+// Authorization per operation (SPEC §2): the socket keeps the token, never a principal. Every `subscribe` message
+// verifies the token again through `principalFromBearer`, the function behind every HTTP Bearer request, so its role,
+// sign-in, token version and "recent login" are those of that moment: a demoted ADMIN's next operation is refused, and a
+// login older than RECENT_AUTH_MS is no longer recent here either. A subscription's events are shaped for the
+// subscriber's current rights: its context's principal is replaced whenever the socket is verified again, which
+// happens at once when the user's access changes on any instance (a role change, a deletion, a revocation:
+// auth/access-changes.ts over the event bus) and every `reverifyIntervalMs` besides. A credential that no longer holds
+// closes the socket with 4403; at the access token's `exp` too. Anonymous sockets are not affected.
 //
 // Exhaustion (SPEC §2, caps in subscription-limits.ts): every upgrade and every `subscribe` uses up one unit of the
 // client's default rate-limit bucket (the HTTP one, same store); an upgrade over the rate limit or over the open-socket
@@ -44,6 +49,7 @@ import { useServer } from 'graphql-ws/use/ws';
 import { isAsyncIterable, Repeater, type Plugin } from 'graphql-yoga';
 import type { AnyYoga } from './context.js';
 import type { IncomingMessage, Server } from 'node:http';
+import type { GraphQLContext } from './context.js';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { bearerToken, principalFromBearer } from '../auth/authenticate.js';
@@ -65,8 +71,13 @@ export interface WebSocketServerContext {
 
 /** Per-socket state graphql-ws keeps in `ctx.extra` next to the socket and the upgrade request. */
 interface SocketExtra extends Record<PropertyKey, unknown> {
+  /**
+   * The user the token names, set once `connection_init` is accepted (for re-verification and the expiry timer only:
+   * operations never run with it, each one is authorized afresh).
+   */
+  userId?: number;
   /** Set once `connection_init` is accepted. */
-  principal?: Principal;
+  admitted?: boolean;
   readonly socket: WebSocket;
   readonly request: IncomingMessage;
   /** The presented access token, re-verified on logout and periodically. */
@@ -75,6 +86,8 @@ interface SocketExtra extends Record<PropertyKey, unknown> {
   expiry?: NodeJS.Timeout;
   /** The slot of each active subscription, by operation id. */
   subscriptions?: Map<string, Release>;
+  /** The context of each running operation, by id: its principal is replaced when the socket is verified again. */
+  contexts?: Map<string, GraphQLContext>;
 }
 
 /** Execution args carrying Yoga's enveloped `execute` and `subscribe`, which graphql-ws then calls with them. */
@@ -106,8 +119,8 @@ export interface GraphQLWebSocketOptions {
   addressOf: (request: IncomingMessage) => string;
   /** Uses up one unit of the client's default rate-limit bucket; throws RATE_LIMITED (AppError) when exceeded. */
   consumeRateLimit: (clientKey: string) => Promise<void>;
-  /** Registers a listener told when a user's credentials are revoked in this process; returns its removal. */
-  onRevoked: (listener: (userId: number) => void) => () => void;
+  /** Registers a listener told when a user's access changed, on any instance (auth/access-changes.ts); returns its removal. */
+  onAccessChanged: (listener: (userId: number) => void) => () => void;
   /** How often authenticated sockets are re-verified (default 30 s). */
   reverifyIntervalMs?: number | undefined;
 }
@@ -197,44 +210,69 @@ export function serveGraphQLOverWebSocket(options: GraphQLWebSocketOptions): Gra
   const forget = (extra: SocketExtra) => {
     clearTimeout(extra.expiry);
     extra.expiry = undefined;
-    if (extra.principal?.kind === 'user') {
-      const sockets = byUser.get(extra.principal.userId);
+    if (extra.userId !== undefined) {
+      const sockets = byUser.get(extra.userId);
       sockets?.delete(extra);
-      if (sockets?.size === 0) byUser.delete(extra.principal.userId);
+      if (sockets?.size === 0) byUser.delete(extra.userId);
     }
   };
 
   /** Ends an authenticated socket whose credential no longer holds (4403, as a refused connection). */
   const forbid = (extra: SocketExtra, reason: string) => {
     forget(extra);
-    log.info({ userId: extra.principal?.kind === 'user' ? extra.principal.userId : undefined, reason }, 'GraphQL WebSocket closed: credential ended');
+    log.info({ userId: extra.userId, reason }, 'GraphQL WebSocket closed: credential ended');
     extra.socket.close(CloseCode.Forbidden, closeReason(reason));
   };
 
-  /** Verifies the socket's token again (blocklist, tokenVersion, user still there); a database failure keeps it open. */
-  const reverify = async (extra: SocketExtra) => {
-    if (!extra.token || extra.socket.readyState !== extra.socket.OPEN) return;
+  /**
+   * The principal of an operation on this socket, now: the token verified again by the HTTP door's own function (role,
+   * sign-in, token version, recent login of this moment), or anonymous. A credential that no longer holds closes the
+   * socket (4403) and throws its AppError.
+   */
+  const authorize = async (extra: SocketExtra): Promise<Principal> => {
+    if (!extra.token) return anonymous;
     try {
-      await principalFromBearer(extra.token, identity, db);
+      return await principalFromBearer(extra.token, identity, db);
     } catch (error) {
       if (error instanceof AppError) forbid(extra, error.message);
-      else log.warn({ err: error }, 'GraphQL WebSocket re-verification failed; kept open until the next check');
+      throw error;
     }
   };
-  const reverifyUser = (userId: number) => {
-    for (const extra of byUser.get(userId) ?? []) void reverify(extra);
+
+  /**
+   * Verifies the socket's token again (blocklist, tokenVersion, sign-in, user still there) and hands the running
+   * subscriptions the principal of now, so their next events are shaped for it; a database failure keeps the socket
+   * and its principals until the next check.
+   */
+  const reverify = (extra: SocketExtra) => {
+    if (!extra.token || extra.socket.readyState !== extra.socket.OPEN) return;
+    const contexts = [...(extra.contexts?.values() ?? [])];
+    const authorizing = authorize(extra).then(
+      (principal) => {
+        for (const context of contexts) context.principal = principal;
+      },
+      (error: unknown) => {
+        if (!(error instanceof AppError)) log.warn({ err: error }, 'GraphQL WebSocket re-verification failed; kept open until the next check');
+      },
+    );
+    for (const context of contexts) context.authorizing = authorizing;
   };
-  const stopListening = options.onRevoked(reverifyUser);
+  const reverifyUser = (userId: number) => {
+    for (const extra of byUser.get(userId) ?? []) reverify(extra);
+  };
+  const stopListening = options.onAccessChanged(reverifyUser);
   const reverifyTimer = setInterval(() => {
     for (const userId of byUser.keys()) reverifyUser(userId);
   }, options.reverifyIntervalMs ?? 30_000).unref();
 
-  /** Authenticates the socket and, for a user, arms the expiry timer and registers it for re-verification. */
+  /** Admits the socket and, for a user, arms the expiry timer and registers it for re-verification. */
   const admit = (extra: SocketExtra, principal: Principal, token: string | undefined) => {
-    extra.principal = principal;
+    extra.admitted = true;
     extra.subscriptions = new Map();
+    extra.contexts = new Map();
     if (principal.kind !== 'user' || !token) return;
     extra.token = token;
+    extra.userId = principal.userId;
     let sockets = byUser.get(principal.userId);
     if (!sockets) byUser.set(principal.userId, (sockets = new Set()));
     sockets.add(extra);
@@ -246,8 +284,7 @@ export function serveGraphQLOverWebSocket(options: GraphQLWebSocketOptions): Gra
   };
 
   /** Takes the slots a new subscription needs (rate limit, per connection, per client, total), or says why not. */
-  const admitSubscription = async (extra: SocketExtra, id: string): Promise<GraphQLError[] | undefined> => {
-    const principal = extra.principal ?? anonymous;
+  const admitSubscription = async (extra: SocketExtra, id: string, principal: Principal): Promise<GraphQLError[] | undefined> => {
     const key = clientKeyOf(principal, addresses.get(extra.request) ?? 'unknown');
     const held = (extra.subscriptions ??= new Map());
     // The id is reserved before any await: `subscribe X, complete X, subscribe X` sent at once must not run two
@@ -279,6 +316,7 @@ export function serveGraphQLOverWebSocket(options: GraphQLWebSocketOptions): Gra
   const releaseSubscription = (extra: SocketExtra, id: string) => {
     extra.subscriptions?.get(id)?.();
     extra.subscriptions?.delete(id);
+    extra.contexts?.delete(id);
   };
 
   const disposable = useServer<ConnectionInitMessage['payload'], SocketExtra>(
@@ -306,11 +344,19 @@ export function serveGraphQLOverWebSocket(options: GraphQLWebSocketOptions): Gra
         }
       },
       onSubscribe: async (ctx, id, payload) => {
-        const refused = await admitSubscription(ctx.extra, id);
+        let principal: Principal;
+        try {
+          principal = await authorize(ctx.extra);
+        } catch (error) {
+          // The socket is closing with 4403 and the cause (authorize): this operation runs nothing.
+          if (error instanceof AppError) return wsError(error.message, 'UNAUTHENTICATED');
+          throw error;
+        }
+        const refused = await admitSubscription(ctx.extra, id, principal);
         if (refused) return refused;
         let admitted = false;
         try {
-          const result = await prepare(ctx.extra, payload);
+          const result = await prepare(ctx.extra, id, payload, principal);
           admitted = !Array.isArray(result);
           return result;
         } finally {
@@ -331,8 +377,12 @@ export function serveGraphQLOverWebSocket(options: GraphQLWebSocketOptions): Gra
   );
 
   /** Parses and validates through Yoga's envelop (armor, cost, …); the execution args, or the errors to answer. */
-  async function prepare(extra: SocketExtra, payload: SubscribePayload): Promise<EnvelopedExecutionArgs | GraphQLError[]> {
-    const principal = extra.principal ?? anonymous;
+  async function prepare(
+    extra: SocketExtra,
+    id: string,
+    payload: SubscribePayload,
+    principal: Principal,
+  ): Promise<EnvelopedExecutionArgs | GraphQLError[]> {
     const address = addresses.get(extra.request) ?? extra.request.socket.remoteAddress ?? 'unknown';
     const context: WebSocketServerContext = { principal, socket: extra.socket, params: payload, address };
     const { schema, parse, validate, execute, subscribe, contextFactory } = yoga.getEnveloped(context);
@@ -360,12 +410,14 @@ export function serveGraphQLOverWebSocket(options: GraphQLWebSocketOptions): Gra
 
     const operation = getOperationAST(document, payload.operationName);
     if (!operation) return wsError('Unable to identify the operation to run', GraphQLOnlyCodes.GRAPHQL_VALIDATION_FAILED);
+    const contextValue = (await contextFactory()) as unknown as GraphQLContext;
+    extra.contexts?.set(id, contextValue);
     return {
       schema,
       document,
       operationName: payload.operationName,
       variableValues: payload.variables,
-      contextValue: await contextFactory(),
+      contextValue,
       // graphql-ws runs a subscription through `subscribe`, a query or mutation through `execute`: both Yoga's.
       envelopedExecute: execute as (args: ExecutionArgs) => OperationResult,
       envelopedSubscribe: subscribe as (args: ExecutionArgs) => OperationResult,

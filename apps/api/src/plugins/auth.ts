@@ -1,26 +1,17 @@
-// Identity plugin: cookies, raw bodies (for signatures), JWT namespaces, and the hook that sets request.principal.
+// Authentication plugin: cookies, raw bodies (for signatures), JWT namespaces, and the hook that sets request.principal
+// (through the identity module the composition root, plugins/domain.ts, built).
 import cookie from '@fastify/cookie';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import getRawBody from 'raw-body';
 import { authenticate } from '../auth/authenticate.js';
-import { systemClock, type Clock } from '../auth/clock.js';
-import { Identity, type IdentityStores } from '../auth/identity.js';
 import { registerJwt } from '../auth/credentials/jwt.js';
 import { anonymous, type Principal } from '../auth/principal.js';
 import { isSignedRequest } from '../auth/credentials/signature.js';
 import { settleHook } from './settle-hook.js';
 import { AppError } from '../errors/app-error.js';
-import { AccountLifecycle } from '../auth/account-lifecycle.js';
-import { MailDelivery } from '../mail/delivery.js';
-import { createMailer } from '../mail/mailer.js';
 
 declare module 'fastify' {
-  interface FastifyInstance {
-    identity: Identity;
-    /** Password change and reset, e-mail verification and their mail (SPEC §3.2). */
-    account: AccountLifecycle;
-  }
   interface FastifyContextConfig {
     /**
      * POST /login (SPEC §3.3): a credential presented with it that does not verify is not answered before the attempt
@@ -37,12 +28,7 @@ declare module 'fastify' {
   }
 }
 
-export interface AuthPluginOptions {
-  clock?: Clock | undefined;
-  stores?: IdentityStores | undefined;
-}
-
-async function authPlugin(app: FastifyInstance, opts: AuthPluginOptions): Promise<void> {
+async function authPlugin(app: FastifyInstance): Promise<void> {
   const { secrets } = app.config;
   await app.register(cookie, { secret: secrets.session });
   // Signed requests hash the body bytes exactly as sent: read from the socket beside Fastify's own parser (as
@@ -59,17 +45,7 @@ async function authPlugin(app: FastifyInstance, opts: AuthPluginOptions): Promis
   });
   await registerJwt(app, secrets);
 
-  const stores = opts.stores ?? app.sharedState.stores;
-  const identity = new Identity(app, app.db.prisma, opts.clock ?? systemClock, stores, secrets.signing);
-  app.decorate('identity', identity);
-
-  const { mail } = app.config;
-  const delivery = new MailDelivery(createMailer(mail, app.log), app.log, mail.retryDelaysMs);
-  if (!delivery.configured) app.log.warn('No SMTP_URL: mail of the account lifecycle (verification, password reset) is not sent');
-  const account = new AccountLifecycle(app.db.prisma, identity, delivery, mail.publicUrl);
-  app.decorate('account', account);
-  app.services.users.setAccountHooks(account.userHooks);
-  app.addHook('onClose', () => delivery.close());
+  const { identity } = app;
 
   app.decorateRequest('principal', null as never); // set per request by the onRequest hook below
   app.addHook('onRequest', (request, _reply, done) => {
@@ -108,4 +84,4 @@ async function authPlugin(app: FastifyInstance, opts: AuthPluginOptions): Promis
   });
 }
 
-export default fp(authPlugin, { name: 'auth', dependencies: ['database', 'shared-state'] });
+export default fp(authPlugin, { name: 'auth', dependencies: ['database', 'domain'] });

@@ -1,14 +1,12 @@
-// Opens the database (PGlite embedded default, in its own thread, or PostgreSQL), builds the domain services, closes both.
+// Opens the database (PGlite embedded default, in its own thread, or PostgreSQL) and closes it (the domain on it: plugins/domain.ts).
 import { createDatabase, isDatabaseUnavailableError, startEmbeddedDatabase, type Database, type PGliteThread } from '@users-posts/db';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { DatabaseUnreachableError } from '../startup-failure.js';
-import { createServices, type Services } from '../services/index.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
     db: Database;
-    services: Services;
   }
 }
 
@@ -79,7 +77,6 @@ async function databasePlugin(app: FastifyInstance, opts: DatabasePluginOptions)
   const { databaseUrl } = app.config;
   const database = opts.database ?? (databaseUrl ? await openPostgres(app, databaseUrl) : embeddedDatabase(app, opts.pgliteThread));
   app.decorate('db', database);
-  app.decorate('services', createServices(database, app.sharedState.events, app.config.collections));
   app.addHook('onClose', async () => database.close());
 }
 

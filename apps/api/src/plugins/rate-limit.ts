@@ -19,7 +19,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { clientKey } from '../client-address.js';
 import { AppError } from '../errors/app-error.js';
-import type { RateBucket } from '../rate-bucket.js';
+import type { RateBucket } from '../rate-limits/bucket.js';
 import { settleHook } from './settle-hook.js';
 
 declare module 'fastify' {

@@ -1,4 +1,4 @@
-// The shape of a rate-limit bucket, shared by the limiter (plugins/rate-limit.ts) and the routes that declare buckets.
+// The shape of a rate-limit bucket, shared by the limiter (plugins/rate-limit.ts) and the buckets of rate-limits/buckets.ts.
 import type { FastifyRequest } from 'fastify';
 
 /** A rate-limit bucket: `max` requests per `windowMs` for each client key. */

@@ -9,7 +9,8 @@ import { operationHandlers } from './operations.js';
 import { collectionEtag } from './conditional.js';
 import { IDEMPOTENCY_HEADER, idempotencyHooks } from './idempotency.js';
 import { DatabaseIdempotencyStore } from '../shared-state/idempotency/database.js';
-import { checkBody, operationBodies } from './request-body.js';
+import { checkBody, operationBodies, type BodyRule } from './request-body.js';
+import { markValidated } from '../services/validation.js';
 import { enforce, operationRequirements } from './requirements.js';
 import { routeOptions } from './route-options.js';
 import { createValidatorCompiler } from './validator-compiler.js';
@@ -17,8 +18,10 @@ import { answerInVendorMediaType, CURRENT_MEDIA_TYPE } from './media-type.js';
 
 type AnyHandler = OperationHandler<OperationId, RestContext>;
 
-function routeHandler(app: FastifyInstance, handler: AnyHandler) {
+function routeHandler(app: FastifyInstance, handler: AnyHandler, body: BodyRule | undefined) {
   return async (request: FastifyRequest, reply: FastifyReply) => {
+    // The route validated the body against the contract's input schema: the service does not validate it again.
+    if (body?.schema) markValidated(request.body, body.schema);
     const input = { params: request.params, query: request.query, body: request.body } as Parameters<AnyHandler>[0];
     const result = await handler(input, { services: app.services, request, reply });
     if (result.headers) reply.headers(result.headers);
@@ -121,7 +124,7 @@ async function restPlugin(app: FastifyInstance): Promise<void> {
       };
       // An operation of the contract without a handler is a build error, not a route that fails at request time.
       if (!handler) throw new Error(`openapi.yaml operation "${operationId}" has no handler in rest/operations.ts`);
-      return partialRoute({ ...options, handler: routeHandler(app, handler) });
+      return partialRoute({ ...options, handler: routeHandler(app, handler, body) });
     },
   });
 }

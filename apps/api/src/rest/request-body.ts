@@ -1,14 +1,21 @@
-// What each REST operation accepts as a request body, read from the contract: whether one is required, in which media types.
+// What each REST operation accepts as a request body, read from the contract: whether one is required, in which media
+// types, and which of the contract's input schemas it is (so the domain does not validate it a second time).
 import type { FastifyRequest } from 'fastify';
 import { AppError } from '../errors/app-error.js';
 import type { OpenapiDocument } from '../openapi-contract.js';
+import type { InputSchema } from '../services/validation.js';
 
 export interface BodyRule {
   required: boolean;
   mediaTypes: string[];
+  /** The input schema of `components.schemas` the JSON body references (`UpdateUserInput`, …), if any. */
+  schema?: InputSchema | undefined;
 }
 
-type OperationObject = { operationId?: string; requestBody?: { required?: boolean; content?: Record<string, unknown>; $ref?: string } };
+type OperationObject = {
+  operationId?: string;
+  requestBody?: { required?: boolean; content?: Record<string, { schema?: { $ref?: string } }>; $ref?: string };
+};
 
 /** operationId → body rule, for the operations that declare a `requestBody`. */
 export function operationBodies(document: OpenapiDocument): Map<string, BodyRule> {
@@ -17,7 +24,9 @@ export function operationBodies(document: OpenapiDocument): Map<string, BodyRule
     for (const operation of Object.values(item) as OperationObject[]) {
       const body = operation?.requestBody;
       if (!operation?.operationId || !body) continue;
-      rules.set(operation.operationId, { required: body.required === true, mediaTypes: Object.keys(body.content ?? {}) });
+      const reference = body.content?.['application/json']?.schema?.$ref?.split('/').at(-1);
+      const schema = reference?.endsWith('Input') ? (reference as InputSchema) : undefined;
+      rules.set(operation.operationId, { required: body.required === true, mediaTypes: Object.keys(body.content ?? {}), schema });
     }
   }
   return rules;

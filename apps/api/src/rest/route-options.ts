@@ -1,100 +1,12 @@
-// Per-operation Fastify route options beyond the contract's own: the stricter rate-limit buckets of SPEC §4
-// (counted on top of the default bucket by plugins/rate-limit.ts, which writes the most restrictive one in the headers).
+// Per-operation Fastify route options beyond the contract's own: which stricter rate-limit buckets (rate-limits/buckets.ts)
+// each REST operation counts on top of the default bucket (plugins/rate-limit.ts writes the most restrictive one in the headers).
 import type { OperationId } from '@users-posts/contracts';
-import type { FastifyInstance, FastifyRequest, RouteShorthandOptions } from 'fastify';
-import { sha256 } from '../auth/hashing.js';
+import type { FastifyInstance, RouteShorthandOptions } from 'fastify';
 import { clientAddress } from '../client-address.js';
-import type { RateBucket } from '../rate-bucket.js';
-import type { Config } from '../config.js';
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** POST /login checked a password and it was wrong: what the per-account guard counts (SPEC §3.3). */
-    passwordRefused?: boolean;
-  }
-}
+import { accountBuckets, loginBuckets } from '../rate-limits/buckets.js';
+import type { RateBucket } from '../rate-limits/bucket.js';
 
 const MINUTE_MS = 60_000;
-/** How long an address the owner logged in from stays exempt from the per-account guard. */
-export const KNOWN_LOGIN_TTL_MS = 30 * 24 * 60 * MINUTE_MS;
-const HOUR_MS = 60 * MINUTE_MS;
-
-/** The login e-mail as the account key (lower-cased: e-mails are matched case-insensitively). */
-function loginEmail(request: FastifyRequest): string {
-  const email = (request.body as { email?: unknown } | undefined)?.email;
-  return typeof email === 'string' ? email.trim().toLowerCase() : '';
-}
-
-/**
- * The three login buckets (SPEC §4), all counted on top of the default bucket:
- * - per address and e-mail (`loginMax`/min, every attempt): one client guessing one account;
- * - per address across e-mails (`loginIpMax`/min, every attempt): credential spraying from one address;
- * - per account across addresses (`loginAccount`, failed attempts only): a botnet guessing one account. Only failures
- *   count so that the owner's own sign-ins never use it up; once exceeded the account refuses every login (also the
- *   right password: otherwise the guessing would go on) until the window ends. That lock-out is the back-off, and it
- *   is deliberately fixed, not growing: @fastify/rate-limit's `exponentialBackoff` doubles the window with every
- *   further attempt (unbounded), which would let an attacker lock the real owner out for as long as they keep trying.
- *   Refused attempts are not failures, so an attacker cannot extend the lock-out: it lasts at most one window.
- */
-export function loginBuckets(rateLimits: Config['rateLimits']): RateBucket[] {
-  return [
-    { name: 'login', max: rateLimits.loginMax, windowMs: MINUTE_MS, key: (request) => `${clientAddress(request)}|${loginEmail(request)}` },
-    { name: 'login-ip', max: rateLimits.loginIpMax, windowMs: MINUTE_MS, key: clientAddress },
-    loginAccountBucket(rateLimits),
-  ];
-}
-
-/** An (account, client address) pair, hashed: the key of the known-login store. */
-export const knownLoginKeyOf = (email: string, request: FastifyRequest) => sha256(`${email.trim().toLowerCase()}|${clientAddress(request)}`);
-/** The pair of a login attempt (its body's e-mail). */
-export const knownLoginKey = (request: FastifyRequest) => knownLoginKeyOf(loginEmail(request), request);
-
-/**
- * Failed logins per account (the e-mail) across addresses (SPEC §3.3): only a password checked and refused counts (a
- * bad credential header is the address's failure, not a guess at the account); once over the limit the account
- * refuses logins from addresses its owner has not logged in from within KNOWN_LOGIN_TTL_MS, never from those, so no
- * set of addresses can keep the owner out of an account from where they use it. Also used up by a wrong current
- * password on a password change.
- */
-export const loginAccountBucket = (rateLimits: Config['rateLimits']): RateBucket => ({
-  name: 'login-account',
-  max: rateLimits.loginAccount.max,
-  windowMs: rateLimits.loginAccount.windowMs,
-  key: loginEmail,
-  countOnlyStatus: 401,
-  countOnlyIf: (request) => request.passwordRefused === true,
-  exemptIf: (request) => request.server.identity.stores.knownLogins.has(knownLoginKey(request)),
-});
-
-/**
- * The account lifecycle's buckets (SPEC §3.2), documented on each operation: reset mail per address asked for and per
- * client (no one floods an inbox, nor probes many addresses); token guesses per client, reset and verification
- * counted together; verification mail per user.
- */
-function accountBuckets(): Partial<Record<OperationId, RateBucket[]>> {
-  const tokenGuesses: RateBucket = { name: 'account-token', max: 30, windowMs: 15 * MINUTE_MS, key: clientAddress };
-  return {
-    forgotPassword: [
-      { name: 'forgot-email', max: 5, windowMs: HOUR_MS, key: loginEmail },
-      { name: 'forgot-ip', max: 20, windowMs: HOUR_MS, key: clientAddress },
-    ],
-    resetPassword: [tokenGuesses],
-    verifyEmail: [tokenGuesses],
-    resendVerification: [{ name: 'verify-resend', max: 5, windowMs: HOUR_MS, key: (request) => principalKey(request) }],
-  };
-}
-
-/** The verified caller as a bucket key (these routes require one; the address when not). */
-const principalKey = (request: FastifyRequest) =>
-  request.principal.kind === 'user' ? `user:${request.principal.userId}` : `address:${clientAddress(request)}`;
-
-/** Accounts created per client address (SPEC §4 sign-up bucket), used up once per account by the REST and GraphQL handlers. */
-export const signupBucket = (rateLimits: Config['rateLimits']): RateBucket => ({
-  name: 'signup',
-  max: rateLimits.signup.max,
-  windowMs: rateLimits.signup.windowMs,
-  key: clientAddress,
-});
 
 export function routeOptions(app: FastifyInstance): Partial<Record<OperationId, RouteShorthandOptions>> {
   const { rateLimits } = app.config;
@@ -105,13 +17,4 @@ export function routeOptions(app: FastifyInstance): Partial<Record<OperationId, 
     refreshTokens: { config: { rateBuckets: [refresh] } },
     ...Object.fromEntries(account),
   };
-}
-
-/**
- * Uses up one account of the sign-up bucket for the client of `request` (throws RATE_LIMITED when exceeded, before
- * anything is written). Called once per account created by REST `POST /users` and GraphQL `createUser`, so aliases and
- * batched operations each count; ADMIN batch creation (`POST /users/batch`) does not.
- */
-export function consumeSignup(request: FastifyRequest): Promise<void> {
-  return request.server.consumeRateLimit(signupBucket(request.server.config.rateLimits), request);
 }

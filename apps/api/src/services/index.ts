@@ -1,5 +1,6 @@
 // The domain layer: one set of services per app, called by both REST handlers and GraphQL resolvers.
 import type { Database } from '@users-posts/db';
+import type { AccountHooks } from '../auth/account-lifecycle.js';
 import { DEFAULT_COLLECTION_LIMITS, type CollectionLimits } from '../collection-limits.js';
 import { CommentsService } from './comments.js';
 import type { EventBus } from '../shared-state/events/bus.js';
@@ -23,10 +24,12 @@ export function createServices(
   db: Pick<Database, 'prisma' | 'sql'>,
   events: EventBus = createMemoryEventBus(),
   limits: CollectionLimits = DEFAULT_COLLECTION_LIMITS,
+  /** What follows a sign-up or a change of e-mail (the account lifecycle's mail); none in service tests. */
+  accountHooks?: AccountHooks,
 ): Services {
   const { prisma, sql } = db;
   return {
-    users: new UsersService(prisma, sql, limits),
+    users: new UsersService(prisma, sql, events, limits, accountHooks),
     posts: new PostsService(prisma, sql, events, limits),
     comments: new CommentsService(prisma, sql, limits),
     orders: new OrdersService(prisma, sql, limits),

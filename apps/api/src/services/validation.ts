@@ -31,8 +31,20 @@ function validatorOf(name: InputSchema): Validate {
   return validate;
 }
 
+/**
+ * Inputs a door has already validated against an input schema with this same Ajv setup (the REST route's contract
+ * validation of its body): the domain does not run the same schema over the same object a second time.
+ */
+const validatedAs = new WeakMap<object, InputSchema>();
+
+/** Records that `input` passed the contract's schema `name` at the door (REST: the route's body validation). */
+export function markValidated(input: unknown, name: InputSchema): void {
+  if (typeof input === 'object' && input !== null) validatedAs.set(input, name);
+}
+
 /** Checks `input` against the contract's schema `name`; throws one VALIDATION_FAILED naming every failing field. */
 export function validateInput<Name extends InputSchema>(name: Name, input: unknown): asserts input is ContractInput<Name> {
+  if (typeof input === 'object' && input !== null && validatedAs.get(input) === name) return;
   const validate = validatorOf(name);
   if (!validate(input)) throw new AppError('VALIDATION_FAILED', 'Validation failed', fieldErrors(validate.errors ?? []));
 }

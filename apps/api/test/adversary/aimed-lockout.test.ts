@@ -6,7 +6,7 @@
 // kept until their window ends.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { FastifyInstance } from 'fastify';
-import { loginAccountBucket } from '../../src/rest/route-options.js';
+import { loginAccountBucket } from '../../src/rate-limits/buckets.js';
 import { createTestApp } from '../support/app.js';
 import { createUser, type TestUser } from '../support/auth.js';
 

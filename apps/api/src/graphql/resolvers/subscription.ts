@@ -28,6 +28,7 @@ export const Subscription: SubscriptionResolvers<GraphQLContext> = {
     subscribe: (_root, _args, { services }) => services.events.subscribe('postCreated'),
     // Events of one subscription are executed one after the other, so no event sees another's swap.
     resolve: async (post: Post, _args: unknown, context: GraphQLContext) => {
+      await context.authorizing; // the subscriber's access changed: shaped for its rights of now (SPEC §2)
       await deliveryTurn(); // a few subscribers per event-loop turn: one event to many does not hold the loop
       context.loaders = eventLoaders(post, context.services);
       return post;

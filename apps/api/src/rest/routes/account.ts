@@ -5,7 +5,7 @@ import { setSessionCookie, tokenLogin } from '../../auth/login.js';
 import { requireUser } from '../../auth/principal.js';
 import { AppError } from '../../errors/app-error.js';
 import type { RestContext } from '../context.js';
-import { KNOWN_LOGIN_TTL_MS, knownLoginKeyOf, loginAccountBucket } from '../route-options.js';
+import { KNOWN_LOGIN_TTL_MS, knownLoginKeyOf, loginAccountBucket } from '../../rate-limits/buckets.js';
 
 const ACCEPTED = { success: true } as const;
 

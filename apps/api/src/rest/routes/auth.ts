@@ -5,7 +5,7 @@ import { clearSessionCookie, completeLogin } from '../../auth/login.js';
 import { requireUser } from '../../auth/principal.js';
 import { AppError } from '../../errors/app-error.js';
 import type { RestContext } from '../context.js';
-import { KNOWN_LOGIN_TTL_MS, knownLoginKey } from '../route-options.js';
+import { KNOWN_LOGIN_TTL_MS, knownLoginKey } from '../../rate-limits/buckets.js';
 
 const LOGIN_FAILED = { success: false, error: 'Invalid email or password' } as const;
 

@@ -4,11 +4,11 @@ import { parseCollectionQuery } from '../../collections/query.js';
 import { AppError, notFound } from '../../errors/app-error.js';
 import { parseId } from '../../services/ids.js';
 import { BULK_MAX } from '../../services/users.js';
-import { conditionalRead, etagOf, expectationOf } from '../conditional.js';
+import { conditionalRead, expectationOf, varyByCaller, viewHeaders } from '../conditional.js';
 import type { RestContext } from '../context.js';
-import { consumeSignup } from '../route-options.js';
+import { consumeSignup } from '../../rate-limits/buckets.js';
 import { ok, pageEnvelope } from '../envelope.js';
-import { USER_FIELDS, userResource } from '../representations.js';
+import { showsPrivateOfUser, USER_FIELDS, userResource, userValidator } from '../representations.js';
 
 /** `ids=1,2,3` (shape checked by the contract) as database ids; 0, out-of-range or more than 100 ids → 400 naming `ids`. */
 function parseIds(text: string): number[] {
@@ -21,45 +21,56 @@ function parseIds(text: string): number[] {
 }
 
 export const usersHandlers = {
-  listUsers: async ({ query }, { services, request }) => {
+  listUsers: async ({ query }, { services, request, reply }) => {
     const collection = parseCollectionQuery(
       query,
       { sortable: services.users.sortableBy(request.principal), selectable: USER_FIELDS },
       services.limits,
     );
     const result = await services.users.page(request.principal, collection, { role: query.role, age: query.age });
+    varyByCaller(reply); // who asks selects each item's view; the page's weak ETag hashes the bytes sent (conditional.ts)
     return { status: 200, body: pageEnvelope(result, userResource(request.principal), collection.fields) };
   },
 
-  getUser: async ({ params }, { services, request }) => {
+  getUser: async ({ params }, { services, request, reply }) => {
     const user = await services.users.get(params.id);
     if (!user) throw notFound('User');
-    return conditionalRead(request, user.version, () => ok(userResource(request.principal)(user)));
+    return conditionalRead(request, viewHeaders(reply, userValidator(request.principal)(user)), () => ok(userResource(request.principal)(user)));
   },
 
-  createUser: async ({ body }, { services, request }) => {
-    await consumeSignup(request); // sign-up bucket (SPEC §4), before anything is written
+  createUser: async ({ body }, { services, request, reply }) => {
+    await consumeSignup(request.server, request); // sign-up bucket (SPEC §4), before anything is written
     const user = await services.users.create(body);
     return {
       status: 201,
-      headers: { location: `/api/v1/users/${user.id}`, etag: etagOf(user.version) },
+      headers: { location: `/api/v1/users/${user.id}`, ...viewHeaders(reply, userValidator(request.principal)(user)) },
       body: ok(userResource(request.principal)(user)),
     };
   },
 
-  replaceUser: async ({ params, body }, { services, request }) => {
-    const user = await services.users.replace(request.principal, params.id, body, expectationOf(request));
-    return { status: 200, headers: { etag: etagOf(user.version) }, body: ok(userResource(request.principal)(user)) };
+  replaceUser: async ({ params, body }, { services, request, reply }) => {
+    const user = await services.users.replace(
+      request.principal,
+      params.id,
+      body,
+      expectationOf(request, showsPrivateOfUser(request.principal, params.id)),
+    );
+    return { status: 200, headers: viewHeaders(reply, userValidator(request.principal)(user)), body: ok(userResource(request.principal)(user)) };
   },
 
-  updateUser: async ({ params, body }, { services, request }) => {
-    const user = await services.users.update(request.principal, params.id, body, expectationOf(request));
-    return { status: 200, headers: { etag: etagOf(user.version) }, body: ok(userResource(request.principal)(user)) };
+  updateUser: async ({ params, body }, { services, request, reply }) => {
+    const user = await services.users.update(
+      request.principal,
+      params.id,
+      body,
+      expectationOf(request, showsPrivateOfUser(request.principal, params.id)),
+    );
+    return { status: 200, headers: viewHeaders(reply, userValidator(request.principal)(user)), body: ok(userResource(request.principal)(user)) };
   },
 
   // ADMIN (the service decides; the contract's x-required-role is the outer guard). Idempotent: 204 whether or not the user existed.
   deleteUser: async ({ params }, { services, request }) => {
-    await services.users.delete(request.principal, params.id, expectationOf(request));
+    await services.users.delete(request.principal, params.id, expectationOf(request, showsPrivateOfUser(request.principal, params.id)));
     return { status: 204, body: undefined };
   },
 

@@ -1,0 +1,39 @@
+// The composition root: the domain built once, in dependency order, with its hooks — the identity module, mail
+// delivery, the account lifecycle and the services both doors call — and decorated on the app (nothing patched later).
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { AccountLifecycle } from '../auth/account-lifecycle.js';
+import { systemClock, type Clock } from '../auth/clock.js';
+import { Identity, type IdentityStores } from '../auth/identity.js';
+import { MailDelivery } from '../mail/delivery.js';
+import { createMailer } from '../mail/mailer.js';
+import { createServices, type Services } from '../services/index.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    identity: Identity;
+    /** Password change and reset, e-mail verification and their mail (SPEC §3.2). */
+    account: AccountLifecycle;
+    /** The domain: REST handlers and GraphQL resolvers, on every transport, call these. */
+    services: Services;
+  }
+}
+
+export interface DomainPluginOptions {
+  clock?: Clock | undefined;
+  stores?: IdentityStores | undefined;
+}
+
+async function domainPlugin(app: FastifyInstance, opts: DomainPluginOptions): Promise<void> {
+  const { config, db, sharedState } = app;
+  const identity = new Identity(app, db.prisma, opts.clock ?? systemClock, opts.stores ?? sharedState.stores, config.secrets.signing);
+  const delivery = new MailDelivery(createMailer(config.mail, app.log), app.log, config.mail.retryDelaysMs);
+  if (!delivery.configured) app.log.warn('No SMTP_URL: mail of the account lifecycle (verification, password reset) is not sent');
+  const account = new AccountLifecycle(db.prisma, identity, delivery, config.mail.publicUrl);
+  app.decorate('identity', identity);
+  app.decorate('account', account);
+  app.decorate('services', createServices(db, sharedState.events, config.collections, account.userHooks));
+  app.addHook('onClose', () => delivery.close());
+}
+
+export default fp(domainPlugin, { name: 'domain', dependencies: ['database', 'shared-state'] });
