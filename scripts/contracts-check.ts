@@ -66,7 +66,7 @@ await run('every GraphQL root type, root field and argument is described, and ea
 
 await run('every contract field is a Prisma field, or resolved or stored by the server (prisma/schema.prisma, storage-mapping.ts)', async () => {
   const { COMPUTED_FIELDS, STORED_BY_HAND } = await import('../apps/api/src/services/storage-mapping.js');
-  const { resolvers } = await import('../apps/api/src/graphql/resolvers/index.js');
+  const { resolvers } = await import('../apps/api/src/graphql/schema/resolvers/index.js');
   return checkStorage(repoRoot, { storedByHand: STORED_BY_HAND, computedFields: COMPUTED_FIELDS, resolvers });
 });
 
@@ -93,7 +93,7 @@ await run("the migrated database stores what openapi.yaml's inputs accept (lengt
 });
 
 const { buildApp } = await import('../apps/api/src/app.js');
-const { loadConfig } = await import('../apps/api/src/config.js');
+const { loadConfig } = await import('../apps/api/src/config/config.js');
 const { operationHandlers } = await import('../apps/api/src/rest/operations.js');
 const { createDatabase } = await import('@users-posts/db');
 // On a PostgreSQL the app never reaches (nothing listens on port 1): the drift checks read its routes and its schema,

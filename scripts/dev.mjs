@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const contracts = ['schema/schema.graphql', 'openapi/openapi.yaml', 'apps/api/src/config-schema.ts', 'prisma/schema.prisma'];
+const contracts = ['schema/schema.graphql', 'openapi/openapi.yaml', 'apps/api/src/config/config-schema.ts', 'prisma/schema.prisma'];
 const pnpm = process.platform === 'win32' ? 'pnpm.cmd' : 'pnpm';
 const codegen = () => spawnSync(pnpm, ['-s', 'codegen'], { cwd: root, stdio: 'inherit' }).status === 0;
 

@@ -1,5 +1,5 @@
 // Generates every contract-derived file from the two contracts, in memory: packages/contracts/src/generated (the schema's
-// and the REST types, the private-field table and the bounds the code reads), the server's resolver signatures (apps/api/src/graphql/generated/resolvers.ts, codegen.yml), the
+// and the REST types, the private-field table and the bounds the code reads), the server's resolver signatures (apps/api/src/graphql/schema/generated/resolvers.ts, codegen.yml), the
 // client's trusted-documents manifest, and the validator of the server's environment (its operators' contract).
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';

@@ -19,7 +19,7 @@ export const SDL = 'schema/schema.graphql';
 export const OPENAPI = 'openapi/openapi.yaml';
 export const PRISMA = 'prisma/schema.prisma';
 export const STORAGE_MAPPING = 'apps/api/src/services/storage-mapping.ts';
-export const RESOLVERS = 'apps/api/src/graphql/resolvers';
+export const RESOLVERS = 'apps/api/src/graphql/schema/resolvers';
 
 /**
  * Model name → its fields: every field answers a representation; only columns (scalars, enums) store an input.
@@ -37,7 +37,7 @@ export interface ServerTables {
   storedByHand: Readonly<Record<string, readonly string[]>>;
   /** Model → REST representation fields with no column of their name (`emailVerified` from `emailVerifiedAt`). */
   computedFields: Readonly<Record<string, readonly string[]>>;
-  /** GraphQL type → field → resolver (`resolvers` of apps/api/src/graphql/resolvers/index.ts). */
+  /** GraphQL type → field → resolver (`resolvers` of apps/api/src/graphql/schema/resolvers/index.ts). */
   resolvers: Readonly<Record<string, object | undefined>>;
 }
 

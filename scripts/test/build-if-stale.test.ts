@@ -17,7 +17,7 @@ test('nothing changed since the last build: not rebuilt; a source touched since:
   expect(buildStep()).toMatch(/^built apps\/api\/dist\/main\.js/);
   expect(buildStep('--if-stale')).toMatch(/is current .*not rebuilt/);
   // A source file the bundle holds, saved again (its time moves, as an editor's save would move it).
-  const source = path.join(repoRoot, 'apps/api/src/text.ts');
+  const source = path.join(repoRoot, 'apps/api/src/contract/text.ts');
   const later = new Date(Date.now() + 2_000);
   utimesSync(source, later, later);
   expect(buildStep('--if-stale')).toMatch(/^built apps\/api\/dist\/main\.js/);

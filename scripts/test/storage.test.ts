@@ -57,7 +57,7 @@ describe('GraphQL against the Prisma model', () => {
     );
     expect(await graphql(sdl)).toEqual([
       "User.bio: schema/schema.graphql declares it, but prisma/schema.prisma's model User has no field bio and the server has no " +
-        'User.bio resolver (apps/api/src/graphql/resolvers)',
+        'User.bio resolver (apps/api/src/graphql/schema/resolvers)',
     ]);
     expect(await graphql(sdl, await withPrismaBio())).toEqual([]);
     expect(

@@ -17,7 +17,7 @@ try {
   pgliteThread = process.env.DATABASE_URL
     ? undefined
     : startPGliteThread(dataDirectories(process.env).pgliteDir, { optimiseWebAssembly: optimiseWebAssemblyFromEnv(process.env) });
-  const { loadConfig } = await import('./config.js');
+  const { loadConfig } = await import('./config/config.js');
   const config = loadConfig();
   await assertPortFree(config.host, config.port);
   const { buildApp } = await import('./app.js');

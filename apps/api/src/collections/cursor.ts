@@ -2,7 +2,7 @@
 // them (collection, sort, filters, search), so pages never skip or repeat and a cursor is refused anywhere else (SPEC §4).
 import { createHash } from 'node:crypto';
 import { AppError } from '../errors/app-error.js';
-import { isStorableText } from '../text.js';
+import { isStorableText } from '../contract/text.js';
 import type { SortDirection } from './query.js';
 
 interface CursorPayload {

@@ -6,7 +6,7 @@
 // statements are built here from fixed fragments (table, columns, operators) and numbered parameters only: no value
 // of a request is ever part of the SQL text. Written by hand: no kept library speaks the driver adapter.
 import { PREPARED, type ReadOptions, type SqlArg, type SqlReader } from '@users-posts/db';
-import { DEFAULT_COLLECTION_LIMITS, type CollectionLimits } from '../collection-limits.js';
+import { DEFAULT_COLLECTION_LIMITS, type CollectionLimits } from '../config/collection-limits.js';
 import { countedRows, type CountedTable } from './row-counts.js';
 import { columnSamples, probePattern } from './search-probe.js';
 import type { CollectionQuery, SortDirection } from './query.js';

@@ -1,5 +1,5 @@
 // The collection conventions of SPEC §4: which paging mode, sort, fields and search each query string asks for, and the 400s.
-import { beyondOffsetWindow, DEFAULT_COLLECTION_LIMITS } from '../collection-limits.js';
+import { beyondOffsetWindow, DEFAULT_COLLECTION_LIMITS } from '../config/collection-limits.js';
 import { describe, expect, it } from '@jest/globals';
 import { ErrorKinds } from '../errors/app-error.js';
 import {

@@ -1,7 +1,7 @@
 // Parses the collection conventions of SPEC §4 (paging mode, sort syntaxes, fields, search) once for every list.
 import { AppError } from '../errors/app-error.js';
-import { isStorableText } from '../text.js';
-import { beyondOffsetWindow, DEFAULT_COLLECTION_LIMITS, type CollectionLimits } from '../collection-limits.js';
+import { isStorableText } from '../contract/text.js';
+import { beyondOffsetWindow, DEFAULT_COLLECTION_LIMITS, type CollectionLimits } from '../config/collection-limits.js';
 
 export const DEFAULT_PAGE_SIZE = 20;
 export { PAGE_SIZE_MAX as MAX_PAGE_SIZE } from '@users-posts/contracts';

@@ -1,6 +1,6 @@
 // The one table of application errors: stable five-digit code, HTTP status and GraphQL code for each (a new kind is
 // one row), and the GraphQL codes that have no HTTP kind. errors/to-app-error.ts translates every source into a kind;
-// rest/error-envelope.ts and graphql/errors.ts render it.
+// rest/error-envelope.ts and graphql/transports/errors.ts render it.
 
 /** A field that failed validation, as reported in `errors[]` (REST) and `extensions.fields` (GraphQL). */
 export interface FieldError {

@@ -4,7 +4,7 @@ import { isDatabaseUnavailableError } from '@users-posts/db';
 import { GraphQLError } from 'graphql';
 import { fieldErrors, type AjvFailure } from './ajv.js';
 import { AppError, ErrorKinds, type ErrorKindName, type FieldError } from './app-error.js';
-import { beyondOffsetWindow, DEFAULT_COLLECTION_LIMITS } from '../collection-limits.js';
+import { beyondOffsetWindow, DEFAULT_COLLECTION_LIMITS } from '../config/collection-limits.js';
 import { fromPrismaCode } from './prisma.js';
 import { databaseUnavailable } from './unavailable.js';
 

@@ -1,24 +1,31 @@
 // The GraphQL door's wiring: mounts GraphQL Yoga on Fastify at /graphql (POST, GET, SSE subscriptions, GraphiQL for browsers) and graphql-ws on its upgrades.
+//
+// graphql/ by purpose, to read in this order: schema/ (what the schema means: buildGraphQLSchema, the resolvers, the
+// @auth and @private directives, the DataLoaders, the per-operation context), guards/ (what an operation may cost and
+// who may send it: armor limits, cost, the work budget, trusted documents, subscription caps), transports/ (how
+// operations arrive and answers leave: HTTP here, WebSocket, SSE, GraphiQL, error rendering), acceleration/ (speed-ups
+// held to parity tests). Every transport builds its context through schema/context.ts with a principal authorized for
+// that operation (SPEC §2).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
-import { compiledExecutionPlugin } from './compiled-execution.js';
-import { createGraphQLContext, databaseUnavailableAmong, withUnreachableDatabase, type GraphQLContext } from './context.js';
-import { graphqlErrorBody, graphqlErrorMediaType, graphqlErrorOf, maskError } from './errors.js';
-import { graphiql } from './graphiql.js';
-import { streamCredentials } from './stream-credentials.js';
-import { graphqlFastPath } from './http-fast-path.js';
-import { limitPlugins } from './limits.js';
-import { PersistedDocuments } from './persisted-documents.js';
-import { errorForClient, SINGLE_CONNECTION_REFUSAL, sseDocumentErrors } from './sse-refusals.js';
-import { buildGraphQLSchema } from './schema.js';
-import { addressResolver, clientKey } from '../client-address.js';
+import { graphqlAcceleration } from './acceleration/index.js';
+import { createGraphQLContext } from './schema/context.js';
+import { graphqlErrorBody, graphqlErrorMediaType, graphqlErrorOf, maskError } from './transports/errors.js';
+import { graphiql } from './transports/graphiql.js';
+import { streamCredentials } from './transports/stream-credentials.js';
+import { limitPlugins } from './guards/limits.js';
+import { PersistedDocuments } from './guards/persisted-documents.js';
+import { errorForClient, SINGLE_CONNECTION_REFUSAL, sseDocumentErrors } from './transports/sse-refusals.js';
+import { buildGraphQLSchema } from './schema/schema.js';
+import { addressResolver, clientKey } from '../http/client-address.js';
+import { varyByCaller } from '../http/vary.js';
 import { AppError } from '../errors/app-error.js';
-import { CAP_RETRY_AFTER_SECONDS, capMessage, SubscriptionCaps } from './subscription-limits.js';
+import { CAP_RETRY_AFTER_SECONDS, capMessage, SubscriptionCaps } from './guards/subscription-limits.js';
 import { consumeSignup } from '../rate-limits/buckets.js';
-import { serveGraphQLOverWebSocket, subscriptionStreams, type WebSocketServerContext } from './websocket.js';
-import { queryStringJson } from './query-string-json.js';
+import { serveGraphQLOverWebSocket, subscriptionStreams, type WebSocketServerContext } from './transports/websocket.js';
+import { queryStringJson } from './transports/query-string-json.js';
 
 /**
  * What GraphiQL opens with: a query that answers at once, and how to send a token (no default Authorization header:
@@ -47,7 +54,7 @@ type CappedRequest = FastifyRequest & { [kSubscriptionRefused]?: string };
 /**
  * Every subscription over HTTP (SSE, or a multipart stream for `Accept: *\/*`) takes a slot of its client until its
  * response closes; over a cap nothing is subscribed and the route answers 429. Counted at the operation, not by the
- * Accept header, which Yoga reads more loosely. WebSocket operations are counted by graphql/websocket.ts.
+ * Accept header, which Yoga reads more loosely. WebSocket operations are counted by graphql/transports/websocket.ts.
  */
 function httpSubscriptionCaps(caps: SubscriptionCaps): Plugin {
   return {
@@ -75,14 +82,16 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
   // Error details (messages of unexpected errors, stack traces) only with NODE_ENV=development set explicitly.
   const production = !app.config.exposeErrors;
   const streams = subscriptionStreams();
-  // SSE streams end with their credentials, as WebSockets do (graphql/stream-credentials.ts).
+  // SSE streams end with their credentials, as WebSockets do (graphql/transports/stream-credentials.ts).
   const credentials = streamCredentials(app.identity, app.db, app.config.subscriptionLimits.reverifyIntervalMs);
-  // One tally of sockets and subscriptions (WebSocket and SSE) for the process (graphql/subscription-limits.ts).
+  // One tally of sockets and subscriptions (WebSocket and SSE) for the process (graphql/guards/subscription-limits.ts).
   const caps = new SubscriptionCaps(app.config.subscriptionLimits);
   // Trusted documents: read (and each hash checked) once, at start-up; a bad manifest stops it.
   const persisted = PersistedDocuments.fromConfig(app.config.persistedDocuments);
   // Traces (plugins/tracing.ts): loaded only when on.
   const tracing = app.tracerProvider ? (await import('../graphql/tracing.js')).graphqlTracing(app.tracerProvider) : [];
+  // Optional speed-ups, each held to its parity test (graphql/acceleration/).
+  const acceleration = graphqlAcceleration(app, { production, persisted });
   const ui = app.config.graphiql ? graphiql() : undefined;
   ui?.register(app);
   const yoga = createYoga<ServerContext>({
@@ -94,7 +103,7 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
         : createGraphQLContext(app.services, server.principal, () => consumeSignup(app, { address: server.address }), server),
     maskedErrors: { maskError, isDev: !production },
     // GraphiQL (GRAPHIQL, on by default): a small page whose assets the product serves itself, compressed and cached
-    // (graphql/graphiql.ts), never from a CDN.
+    // (graphql/transports/graphiql.ts), never from a CDN.
     graphiql: ui ? { title: 'users-posts GraphQL', defaultQuery: GRAPHIQL_DEFAULT_QUERY } : false,
     renderGraphiQL: (options) => ui!.page(options ?? {}),
     // GraphQL-over-HTTP's persisted documents name theirs with a `documentId` beside the usual parameters.
@@ -104,19 +113,8 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
       queryStringJson(),
       // Before the others: every later plugin sees the document a hash names, and an ad-hoc one refused in allow-list mode runs nothing.
       persisted.plugin(),
-      // Before the work limit (limits.ts), whose execute wraps the compiled one: a compiled run is metered and stopped alike.
-      ...(app.config.graphqlCompiledExecution
-        ? [
-            compiledExecutionPlugin({
-              ...app.config.graphqlCompiledExecution,
-              onAnswered: app.metrics.countCompiledExecution,
-              referenceContext: (context, errors) => {
-                const cause = databaseUnavailableAmong(errors);
-                return cause === undefined ? undefined : { context: withUnreachableDatabase(context as GraphQLContext, cause), waitsOnNothing: true };
-              },
-            }),
-          ]
-        : []),
+      // Speed-ups (compiled execution), before the work limit, whose execute wraps theirs.
+      ...acceleration.plugins,
       ...limitPlugins(app.config.graphqlLimits),
       // @defer and @stream (incremental delivery over multipart HTTP, SSE and WebSocket): the directives and their
       // validation rules; Yoga's executor runs them, under the same cost limit (their fields are in the document) and
@@ -141,9 +139,7 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
     },
   });
 
-  const fastPath = app.config.graphqlFastPath
-    ? graphqlFastPath(yoga, { maskError: (error) => maskError(error, 'Unexpected error.', !production), persisted })
-    : async () => false;
+  const fastPath = acceleration.fastPath(yoga);
   app.route({
     url: yoga.graphqlEndpoint,
     method: ['GET', 'POST', 'OPTIONS'],
@@ -169,6 +165,9 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
           .send(graphqlErrorBody(new AppError('RATE_LIMITED', refused)));
       }
       response.headers.forEach((value, key) => void reply.header(key, value));
+      // A GET answer may be stored by a shared cache, and shows private fields to those who may see them (SPEC §3.1):
+      // it is keyed on the caller's credentials too, so the anonymous answer is never handed to the owner.
+      if (req.method === 'GET') varyByCaller(reply);
       reply.status(response.status);
       // Streams (SSE, incremental delivery) are piped as they come; a complete answer is sent as one buffer, which
       // spares piping a web ReadableStream through Node streams for every query (bench: GraphQL user by id).

@@ -38,7 +38,7 @@ function documentText(document: DocumentNode): string | undefined {
 /** Marks a span failed with the errors' codes only: messages can echo input. */
 function markErrors(span: Span, errors: readonly GraphQLError[] | undefined): void {
   if (!errors || errors.length === 0) return;
-  // The code the client will see (graphql/errors.ts masks after this): a GraphQL error's own, an application error's
+  // The code the client will see (graphql/transports/errors.ts masks after this): a GraphQL error's own, an application error's
   // (a resolver's AppError carries its kind's), GraphQL's own errors without one (coercion, validation) are the input's.
   const codeOf = (error: GraphQLError) =>
     error.extensions?.code ??

@@ -5,7 +5,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
 import type { FastifyBaseLogger } from 'fastify';
-import type { MailConfig } from '../config.js';
+import type { MailConfig } from '../config/config.js';
 
 export interface MailMessage {
   to: string;

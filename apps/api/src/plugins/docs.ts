@@ -6,7 +6,7 @@ import fp from 'fastify-plugin';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { loadOpenapi, openapiDocument } from '../openapi-contract.js';
+import { loadOpenapi, openapiDocument } from '../contract/openapi-contract.js';
 
 /**
  * Swagger UI's assets as the production build copies them beside the bundle (scripts/build.mjs), or undefined when

@@ -1,12 +1,12 @@
 // Where failures meet the pipeline: Fastify's error handler, routing and socket errors, and the 404 route, each
-// translated by toAppError (errors/) and rendered by the door's renderer (rest/error-envelope.ts, graphql/errors.ts).
+// translated by toAppError (errors/) and rendered by the door's renderer (rest/error-envelope.ts, graphql/transports/errors.ts).
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Duplex } from 'node:stream';
 import { AppError } from '../errors/app-error.js';
 import { toAppError } from '../errors/to-app-error.js';
 import { databaseUnavailable } from '../errors/unavailable.js';
-import { graphqlErrorBody, graphqlErrorMediaType } from '../graphql/errors.js';
+import { graphqlErrorBody, graphqlErrorMediaType } from '../graphql/transports/errors.js';
 import { errorBody, rawErrorResponse, sendRestError, wwwAuthenticate } from '../rest/error-envelope.js';
 
 /**

@@ -21,7 +21,7 @@ export interface Metrics {
   registry: Registry;
   /** A Yoga (envelop) plugin counting open subscription streams in `graphql_active_subscriptions`. */
   subscriptionsPlugin: Plugin;
-  /** Counts a query run compiled (graphql/compiled-execution.ts), by which executor's answer was sent. */
+  /** Counts a query run compiled (graphql/acceleration/compiled-execution.ts), by which executor's answer was sent. */
   countCompiledExecution: (answeredBy: 'compiled' | 'graphql-js') => void;
 }
 

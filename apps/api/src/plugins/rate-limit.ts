@@ -17,7 +17,7 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { clientKey } from '../client-address.js';
+import { clientKey } from '../http/client-address.js';
 import { AppError } from '../errors/app-error.js';
 import type { RateBucket } from '../rate-limits/bucket.js';
 import { settleHook } from './settle-hook.js';

@@ -16,7 +16,7 @@ const HELMET_OPTIONS = { contentSecurityPolicy: { directives: { upgradeInsecureR
 
 /**
  * GraphiQL (GET /graphql from a browser) is a page whose scripts, style and workers the product serves itself
- * (graphql/graphiql.ts, no CDN, no inline script). It gets this policy instead of the strict default: styles that
+ * (graphql/transports/graphiql.ts, no CDN, no inline script). It gets this policy instead of the strict default: styles that
  * GraphiQL and Monaco set inline, its data: favicon and fonts, and the WebSocket it subscribes over; no other host.
  */
 export const GRAPHIQL_CSP = [

@@ -4,8 +4,8 @@
 import type { OperationId } from '@users-posts/contracts';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { sha256 } from '../auth/hashing.js';
-import { clientAddress } from '../client-address.js';
-import type { Config } from '../config.js';
+import { clientAddress } from '../http/client-address.js';
+import type { Config } from '../config/config.js';
 import type { RateBucket } from './bucket.js';
 
 declare module 'fastify' {

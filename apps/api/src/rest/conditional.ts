@@ -4,6 +4,7 @@
 // body). Written by hand: @fastify/etag hashes every body (a row version is cheaper and survives a change of
 // serialization) and knows nothing of If-Match.
 import { hash } from 'node:crypto';
+import { varyByCaller } from '../http/vary.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors/app-error.js';
 import type { Expectation, Validator } from '../services/preconditions.js';
@@ -16,23 +17,6 @@ import type { Expectation, Validator } from '../services/preconditions.js';
 export function etagOf(validator: number | Validator): string {
   if (typeof validator === 'number') return `"${validator}"`;
   return validator.privateVersion === undefined ? `"${validator.version}"` : `"${validator.version}-${validator.privateVersion}"`;
-}
-
-/**
- * What selects a user's view besides the URL: the credentials of the request (a bearer token, the `sid` cookie; an
- * `api_key` or a signature is in the query, so already in every cache key). Named in `Vary` on both views: a shared
- * cache that stored the anonymous view must not hand it, or revalidate it, for a request that carries credentials.
- */
-const VARY_BY_CALLER = ['Authorization', 'Cookie'];
-
-/** Adds the credentials to `reply`'s `Vary`, keeping what is there (CORS's `Origin`; media-type.ts appends `Accept`). */
-export function varyByCaller(reply: FastifyReply): void {
-  const present = String(reply.getHeader('vary') ?? '')
-    .split(',')
-    .map((name) => name.trim())
-    .filter((name) => name !== '');
-  const lower = new Set(present.map((name) => name.toLowerCase()));
-  reply.header('vary', [...present, ...VARY_BY_CALLER.filter((name) => !lower.has(name.toLowerCase()))].join(', '));
 }
 
 /**

@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from
 import fp from 'fastify-plugin';
 import openapiGlue from 'fastify-openapi-glue';
 import type { RestContext } from './context.js';
-import { openapiDocument } from '../openapi-contract.js';
+import { openapiDocument } from '../contract/openapi-contract.js';
 import { operationHandlers } from './operations.js';
 import { collectionEtag } from './conditional.js';
 import { IDEMPOTENCY_HEADER, idempotencyHooks } from './idempotency.js';

@@ -2,7 +2,7 @@
 // types, and which of the contract's input schemas it is (so the domain does not validate it a second time).
 import type { FastifyRequest } from 'fastify';
 import { AppError } from '../errors/app-error.js';
-import type { OpenapiDocument } from '../openapi-contract.js';
+import type { OpenapiDocument } from '../contract/openapi-contract.js';
 import type { InputSchema } from '../services/validation.js';
 
 export interface BodyRule {

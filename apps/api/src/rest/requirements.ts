@@ -1,7 +1,7 @@
 // Who may call each REST operation, read from the contract: `security` (authentication) and `x-required-role`.
 import type { Role } from '@users-posts/db';
 import { requireAuthenticated, requireRole, type Principal } from '../auth/principal.js';
-import type { OpenapiDocument } from '../openapi-contract.js';
+import type { OpenapiDocument } from '../contract/openapi-contract.js';
 
 export interface Requirement {
   authenticated: boolean;

@@ -2,7 +2,7 @@
 // each REST operation counts on top of the default bucket (plugins/rate-limit.ts writes the most restrictive one in the headers).
 import type { OperationId } from '@users-posts/contracts';
 import type { FastifyInstance, RouteShorthandOptions } from 'fastify';
-import { clientAddress } from '../client-address.js';
+import { clientAddress } from '../http/client-address.js';
 import { accountBuckets, loginBuckets } from '../rate-limits/buckets.js';
 import type { RateBucket } from '../rate-limits/bucket.js';
 

@@ -1,6 +1,6 @@
 // Ajv for the REST door's contract validation: query and path strings are coerced to their types, JSON bodies never are.
 import type { FastifySchemaCompiler } from 'fastify';
-import { contractAjv, withStorableText } from '../json-schema.js';
+import { contractAjv, withStorableText } from '../contract/json-schema.js';
 
 export function createValidatorCompiler(): FastifySchemaCompiler<object> {
   const exact = contractAjv('exact');

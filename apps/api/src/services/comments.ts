@@ -3,7 +3,7 @@ import type { Comment, PrismaClient, SqlReader } from '@users-posts/db';
 import { requireUser, type Principal } from '../auth/principal.js';
 import { CREATED_AT_FIELD, findPage, ID_FIELD, type PageResult, type PageSource } from '../collections/page.js';
 import type { CollectionQuery } from '../collections/query.js';
-import { DEFAULT_COLLECTION_LIMITS, type CollectionLimits } from '../collection-limits.js';
+import { DEFAULT_COLLECTION_LIMITS, type CollectionLimits } from '../config/collection-limits.js';
 import { AppError } from '../errors/app-error.js';
 import { parseId } from './ids.js';
 import { translatePrismaError } from '../errors/prisma.js';

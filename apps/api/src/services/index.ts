@@ -1,7 +1,7 @@
 // The domain layer: one set of services per app, called by both REST handlers and GraphQL resolvers.
 import type { Database } from '@users-posts/db';
 import type { AccountHooks } from '../auth/account-lifecycle.js';
-import { DEFAULT_COLLECTION_LIMITS, type CollectionLimits } from '../collection-limits.js';
+import { DEFAULT_COLLECTION_LIMITS, type CollectionLimits } from '../config/collection-limits.js';
 import { CommentsService } from './comments.js';
 import type { EventBus } from '../shared-state/events/bus.js';
 import { createMemoryEventBus } from '../shared-state/events/memory.js';

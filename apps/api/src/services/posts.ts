@@ -5,7 +5,7 @@ import { canActFor, requireAuthenticated, type Principal } from '../auth/princip
 import { decodeCursor, encodeCursor } from '../collections/cursor.js';
 import { CREATED_AT_FIELD, findPage, ID_FIELD, type PageResult, type PageSource } from '../collections/page.js';
 import type { CollectionQuery } from '../collections/query.js';
-import { DEFAULT_COLLECTION_LIMITS, type CollectionLimits } from '../collection-limits.js';
+import { DEFAULT_COLLECTION_LIMITS, type CollectionLimits } from '../config/collection-limits.js';
 import { AppError } from '../errors/app-error.js';
 import type { EventBus } from '../shared-state/events/bus.js';
 import { parseId } from './ids.js';

@@ -2,7 +2,7 @@
 import { columnOf, PREPARED, Prisma, type PrismaClient, type Role, type SqlReader, type User } from '@users-posts/db';
 import { CREATED_AT_FIELD, findPage, ID_FIELD, type PageResult, type PageSource } from '../collections/page.js';
 import type { CollectionQuery } from '../collections/query.js';
-import { DEFAULT_COLLECTION_LIMITS, type CollectionLimits } from '../collection-limits.js';
+import { DEFAULT_COLLECTION_LIMITS, type CollectionLimits } from '../config/collection-limits.js';
 import { hashPassword, inLanes } from '../auth/credentials/passwords.js';
 import type { AccountHooks } from '../auth/account-lifecycle.js';
 import { assertStrongPassword } from '../auth/password-policy.js';

@@ -2,7 +2,7 @@
 // storable-text check, and how failures are reported.
 import { describe, expect, it } from '@jest/globals';
 import { ErrorKinds } from '../errors/app-error.js';
-import { isStorableText } from '../text.js';
+import { isStorableText } from '../contract/text.js';
 import { nullableFields, validateInput, type InputSchema } from './validation.js';
 import { refusal } from '../../test/support/refusal.js';
 

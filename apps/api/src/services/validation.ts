@@ -4,8 +4,8 @@
 import type { components } from '@users-posts/contracts';
 import { AppError } from '../errors/app-error.js';
 import { fieldErrors } from '../errors/ajv.js';
-import { contractAjv, withStorableText, type Validate } from '../json-schema.js';
-import { loadOpenapi } from '../openapi-contract.js';
+import { contractAjv, withStorableText, type Validate } from '../contract/json-schema.js';
+import { loadOpenapi } from '../contract/openapi-contract.js';
 
 type Schemas = components['schemas'];
 /** The contract's request-body schemas (`CreateUserInput`, …): what the domain's writes take. */

@@ -1,6 +1,6 @@
 // Who sees a private field (SPEC §3.1): the contracts declare which fields are private (PRIVATE_FIELDS, generated from
 // `@private` / `x-private`); this module is the one rule both doors apply to them (rest/representations.ts,
-// graphql/directives/private.ts) and that the users service applies to search and sort.
+// graphql/schema/directives/private.ts) and that the users service applies to search and sort.
 import { PRIVATE_FIELDS } from '@users-posts/contracts';
 import { canActFor, type Principal } from '../auth/principal.js';
 

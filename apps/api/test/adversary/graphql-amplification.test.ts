@@ -9,7 +9,7 @@ import { getIntrospectionQuery } from 'graphql';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { Worker } from 'node:worker_threads';
-import { DEFAULT_GRAPHQL_LIMITS } from '../../src/graphql/limits.js';
+import { DEFAULT_GRAPHQL_LIMITS } from '../../src/graphql/guards/limits.js';
 import { createTestApp } from '../support/app.js';
 import { listen, Subscription, watchSubscribers, wsClient } from '../support/ws.js';
 

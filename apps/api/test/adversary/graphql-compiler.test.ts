@@ -1,11 +1,11 @@
-// Attack: turn GraphQL's compiled execution (graphql-jit, graphql/compiled-execution.ts) against the server: run code
+// Attack: turn GraphQL's compiled execution (graphql-jit, graphql/acceleration/compiled-execution.ts) against the server: run code
 // through the source it generates, get a wrong answer without an error, or make compiling itself the expensive part.
 // Found by two attacker's reviews; each document below is answered exactly as graphql-js answers it, nothing runs, and
 // the compiler is not used where it could be abused (the metrics say which executor answered).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { FastifyInstance } from 'fastify';
 import { parse } from 'graphql';
-import { compilableQuery, MAX_COMPILED_FIELDS } from '../../src/graphql/compiled-execution.js';
+import { compilableQuery, MAX_COMPILED_FIELDS } from '../../src/graphql/acceleration/compiled-execution.js';
 import { answer, answeredBy, executorPair, twice, type ExecutorPair, type GraphQLCase } from '../support/executors.js';
 
 let pair: ExecutorPair;

@@ -4,7 +4,7 @@
 // application/json, 400 for application/graphql-response+json), nothing logged as an error, the server fine.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { FastifyInstance } from 'fastify';
-import { MAX_NESTING } from '../../src/graphql/nesting.js';
+import { MAX_NESTING } from '../../src/graphql/guards/nesting.js';
 import { createAuthTestApp } from '../support/auth.js';
 
 const nested = (levels: number) => `{ user(id: ${'['.repeat(levels)}1${']'.repeat(levels)}) { id } }`;

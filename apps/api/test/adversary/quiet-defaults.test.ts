@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { buildApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { GRAPHIQL_CSP } from '../../src/plugins/security-headers.js';
 import { testConfig } from '../support/config.js';
 import { createTestApp } from '../support/app.js';

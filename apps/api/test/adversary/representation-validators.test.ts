@@ -156,6 +156,16 @@ describe('each view has its own ETag, and says what selects it', () => {
     expect(notModified.headers['cache-control']).toBe('no-store');
     expect(owner.created.headers['cache-control']).toBe('private'); // an anonymous sign-up's answer shows its own e-mail
   });
+
+  it('attack: a GraphQL GET answered anonymously is keyed on the credentials too, so a shared cache never hands it to the owner', async () => {
+    const owner = await signUp('graphql-get');
+    const url = `/graphql?query=${encodeURIComponent(`{ user(id: "${owner.id}") { email } }`)}`;
+    const anonymous = await get(url, { accept: 'application/graphql-response+json' });
+    const own = await get(url, { ...owner.headers, accept: 'application/graphql-response+json' });
+    expect(anonymous.json()).toEqual({ data: { user: { email: '' } } });
+    expect(own.json()).toEqual({ data: { user: { email: owner.email } } });
+    for (const answer of [anonymous, own]) expect(varyOf(answer)).toEqual(expect.arrayContaining(['authorization', 'cookie']));
+  });
 });
 
 describe('attack: watching private changes through the public validator', () => {

@@ -10,7 +10,7 @@ import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import { ManualClock } from '../../src/auth/clock.js';
 import type { Principal } from '../../src/auth/principal.js';
-import { createGraphQLContext } from '../../src/graphql/context.js';
+import { createGraphQLContext } from '../../src/graphql/schema/context.js';
 import { accessTokenOf, bearer, createAuthTestApp, createUser, login, type TestUser } from '../support/auth.js';
 import { listen, SseStream, Subscription, watchSubscribers, wsClient } from '../support/ws.js';
 

@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import WebSocket from 'ws';
 import { ManualClock } from '../../src/auth/clock.js';
 import { ACCESS_TTL_SECONDS } from '../../src/auth/credentials/jwt.js';
-import { DEFAULT_GRAPHQL_LIMITS } from '../../src/graphql/limits.js';
+import { DEFAULT_GRAPHQL_LIMITS } from '../../src/graphql/guards/limits.js';
 import { createAuthTestApp, createUser, PASSWORD } from '../support/auth.js';
 import { graphql } from '../support/graphql.js';
 import { closeSockets, listen, openSocket, SseStream, Subscription, watchSubscribers, wsClient, type RefusedUpgrade } from '../support/ws.js';

@@ -3,7 +3,7 @@ import { describe, expect, it } from '@jest/globals';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 
 const tempDir = () => mkdtempSync(path.join(os.tmpdir(), 'users-posts-oauth-config-'));
 

@@ -6,7 +6,7 @@ import { createHmac } from 'node:crypto';
 import { buildApp } from '../../src/app.js';
 import { ManualClock } from '../../src/auth/clock.js';
 import { hashPassword } from '../../src/auth/credentials/passwords.js';
-import type { Config } from '../../src/config.js';
+import type { Config } from '../../src/config/config.js';
 import { testConfig } from '../support/config.js';
 
 const MINUTE = 60_000;

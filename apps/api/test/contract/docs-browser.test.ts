@@ -162,7 +162,7 @@ describeWithBrowser('/docs and GraphiQL in Chromium', () => {
       expect((await introspection).status()).toBe(200);
       expect(foreign).toEqual([]);
       expect(problems).toEqual([]);
-      // The page's assets, the product's own static files (graphql/graphiql.ts), Monaco's workers among them.
+      // The page's assets, the product's own static files (graphql/transports/graphiql.ts), Monaco's workers among them.
       expect(assets).toEqual(expect.arrayContaining(['200 environment.js', '200 graphiql.js', '200 graphiql.css', '200 start.js']));
       await page.close();
     });

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { weakPasswordReason } from '../../src/auth/password-policy.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { ErrorKinds } from '../../src/errors/app-error.js';
 import { createCast, createAccount, type Account } from '../support/accounts.js';
 import { createTestApp } from '../support/app.js';

@@ -1,4 +1,4 @@
-// Compiled execution (graphql/compiled-execution.ts) answers exactly as graphql-js does: the same status and body for
+// Compiled execution (graphql/acceleration/compiled-execution.ts) answers exactly as graphql-js does: the same status and body for
 // every query shape and every error path; the compiled answer is used only for the plain shapes it is made for (the
 // metrics say which executor answered). The attacks on its compiler are in adversary/graphql-compiler.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -116,7 +116,7 @@ const failures: Case[] = [
 describe('compiled execution answers as graphql-js does', () => {
   it.each(compiledCases.map((c) => [c.name, c] as const))('%s (compiled)', async (_name, testCase) => {
     const expected = await answer(reference, testCase);
-    // No error (each column a selection reads was loaded, graphql/selection.ts), and the same answer from the compiled function.
+    // No error (each column a selection reads was loaded, graphql/schema/selection.ts), and the same answer from the compiled function.
     expect(expected.body).not.toContain('"errors"');
     const { answers, compiledRuns, reRuns } = await twice(compiled, testCase);
     expect(answers).toEqual([expected, expected]);

@@ -1,4 +1,4 @@
-// The GraphQL fast path (graphql/http-fast-path.ts) answers exactly as Yoga's handler does: the same status, headers
+// The GraphQL fast path (graphql/acceleration/http-fast-path.ts) answers exactly as Yoga's handler does: the same status, headers
 // and body for every kind of request (POST, GET, bodies that are not JSON, other methods), and the GraphQL-over-HTTP
 // audit (graphql-http) passes the same on both.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';

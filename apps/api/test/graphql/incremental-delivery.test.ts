@@ -9,7 +9,7 @@ import type { FormattedExecutionResult } from 'graphql';
 import { createAccount, type Account } from '../support/accounts.js';
 import { createTestApp } from '../support/app.js';
 import { listen, wsClient } from '../support/ws.js';
-import { DEFAULT_GRAPHQL_LIMITS } from '../../src/graphql/limits.js';
+import { DEFAULT_GRAPHQL_LIMITS } from '../../src/graphql/guards/limits.js';
 
 let app: FastifyInstance;
 let urls: { http: string; ws: string };

@@ -1,7 +1,7 @@
 // Abuse limits (graphql-armor, the cost with list sizes, batching cap) answer QUERY_TOO_COMPLEX before any resolver runs; limits come from config.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { FastifyInstance } from 'fastify';
-import { DEFAULT_GRAPHQL_LIMITS } from '../../src/graphql/limits.js';
+import { DEFAULT_GRAPHQL_LIMITS } from '../../src/graphql/guards/limits.js';
 import { BATCHED_SUBSCRIPTION_REFUSAL } from '../../src/graphql/plugin.js';
 import { createTestApp } from '../support/app.js';
 import { graphql } from '../support/graphql.js';

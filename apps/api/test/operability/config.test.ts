@@ -4,8 +4,8 @@ import { mkdtempSync, readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Ajv } from 'ajv';
-import { CONFIG_AJV_OPTIONS, CONFIG_SCHEMA } from '../../src/config-schema.js';
-import { loadConfig } from '../../src/config.js';
+import { CONFIG_AJV_OPTIONS, CONFIG_SCHEMA } from '../../src/config/config-schema.js';
+import { loadConfig } from '../../src/config/config.js';
 import validateConfig from '../../src/generated/config-validator.cjs';
 import { repoRoot } from '../../src/paths.js';
 

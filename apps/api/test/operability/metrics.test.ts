@@ -9,7 +9,7 @@ import helmet from 'helmet';
 import { Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { GRAPHIQL_CSP } from '../../src/plugins/security-headers.js';
 import { createTestApp } from '../support/app.js';
 import { listen, SseStream } from '../support/ws.js';

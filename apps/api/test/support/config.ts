@@ -1,10 +1,10 @@
 // A complete Config for tests: fresh secrets, silent logs, no files written.
 import path from 'node:path';
 import os from 'node:os';
-import type { Config } from '../../src/config.js';
-import { DEFAULT_COLLECTION_LIMITS } from '../../src/collection-limits.js';
-import { DEFAULT_GRAPHQL_LIMITS } from '../../src/graphql/limits.js';
-import { generateSecrets } from '../../src/secrets.js';
+import type { Config } from '../../src/config/config.js';
+import { DEFAULT_COLLECTION_LIMITS } from '../../src/config/collection-limits.js';
+import { DEFAULT_GRAPHQL_LIMITS } from '../../src/graphql/guards/limits.js';
+import { generateSecrets } from '../../src/config/secrets.js';
 
 /** Config fields a test may override; the rate-limit buckets one by one (the others keep their defaults). */
 export type TestConfigOverrides = Omit<Partial<Config>, 'rateLimits'> & { rateLimits?: Partial<Config['rateLimits']> };

@@ -1,6 +1,6 @@
 // Values drawn from the contract's own schemas (openapi.yaml), for the suites that walk every field of every input:
 // a valid value per field (the round trip), and the values just inside and just outside each bound (door parity).
-import { loadOpenapi } from '../../src/openapi-contract.js';
+import { loadOpenapi } from '../../src/contract/openapi-contract.js';
 
 export interface FieldSchema {
   $ref?: string;

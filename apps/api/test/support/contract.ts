@@ -3,7 +3,7 @@
 // required fields, enums or formats. This checker does.)
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import ajvFormats from 'ajv-formats';
-import { loadOpenapi } from '../../src/openapi-contract.js';
+import { loadOpenapi } from '../../src/contract/openapi-contract.js';
 
 const addFormats = ajvFormats.default;
 const DOC_ID = 'openapi.yaml';

@@ -1,8 +1,8 @@
 // Two apps on the same rows, one with compiled execution (compiled at a document's first execution) and one on graphql-js
 // alone, and what each answers: for the differential suite of compiled execution and the attacks on its compiler.
 import type { FastifyInstance } from 'fastify';
-import type { Config } from '../../src/config.js';
-import { DEFAULT_GRAPHQL_LIMITS } from '../../src/graphql/limits.js';
+import type { Config } from '../../src/config/config.js';
+import { DEFAULT_GRAPHQL_LIMITS } from '../../src/graphql/guards/limits.js';
 import { createTestApp } from './app.js';
 import { seedUsersWithPosts } from './fixtures.js';
 

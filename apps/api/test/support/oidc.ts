@@ -5,7 +5,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Events, OAuth2Issuer, OAuth2Service, type MutableToken } from 'oauth2-mock-server';
-import type { OAuthProviderConfig } from '../../src/oauth-config.js';
+import type { OAuthProviderConfig } from '../../src/config/oauth-config.js';
 import { createTestApp } from './app.js';
 
 /** What the token endpoint received and answered (the mock server checks `code_verifier` against `code_challenge`). */

@@ -2,7 +2,7 @@
 // trip and the rule parity (issue 39). A suite keys its table by `key` and `uncoveredAndVanished` checks it both ways.
 import { buildSchema, getNamedType, isInputObjectType, type GraphQLInputObjectType } from 'graphql';
 import { readFileSync } from 'node:fs';
-import { loadOpenapi } from '../../src/openapi-contract.js';
+import { loadOpenapi } from '../../src/contract/openapi-contract.js';
 import { graphqlSchemaPath } from '../../src/paths.js';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;

@@ -3,7 +3,7 @@ import fastifyJwt from '@fastify/jwt';
 import type { FastifyInstance } from 'fastify';
 import { randomUUID } from 'node:crypto';
 import { AppError } from '../../errors/app-error.js';
-import type { Secrets } from '../../secrets.js';
+import type { Secrets } from '../../config/secrets.js';
 import { systemClock, type Clock } from '../clock.js';
 
 declare module '@fastify/jwt' {

@@ -4,7 +4,7 @@
 // authenticated link flow, links.ts), never here.
 import { Prisma, type PrismaClient, type User } from '@users-posts/db';
 import { AppError } from '../../errors/app-error.js';
-import { loadOpenapi } from '../../openapi-contract.js';
+import { loadOpenapi } from '../../contract/openapi-contract.js';
 import type { OidcProfile } from './flow.js';
 
 /** A new account's fields from a profile: what sign-up takes (the contract's CreateUserInput, without a password). */

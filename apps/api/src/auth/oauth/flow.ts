@@ -1,11 +1,10 @@
 // The two protocol steps of an OpenID Connect login: the authorization URL (PKCE S256, state, nonce) and the code exchange.
 import * as oidc from 'openid-client';
 import { AppError, validationFailed } from '../../errors/app-error.js';
-import { isStorableText } from '../../text.js';
+import { isStorableText } from '../../contract/text.js';
 import { exchangeError } from './errors.js';
-import type { LinkBinding } from './links.js';
 import type { OAuthProvider } from './providers.js';
-import { OAUTH_TRANSACTION_TTL_SECONDS, type OAuthTransaction } from './transaction.js';
+import { OAUTH_TRANSACTION_TTL_SECONDS, type LinkBinding, type OAuthTransaction } from './transaction.js';
 
 const SCOPE = 'openid email profile';
 

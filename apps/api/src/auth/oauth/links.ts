@@ -3,20 +3,10 @@
 // Security events end every link of the user (security-events.ts).
 import { Prisma, type PrismaClient, type User } from '@users-posts/db';
 import { AppError } from '../../errors/app-error.js';
-import { isStorableText } from '../../text.js';
+import { isStorableText } from '../../contract/text.js';
 import type { Clock } from '../clock.js';
 import type { OidcProfile } from './flow.js';
-
-/**
- * What a link flow is bound to, sealed in the signed OAuth transaction: the user who asked, the sign-in they asked from,
- * and the user's token version then. The callback links only while that sign-in lives on at that version, so that a
- * logout, an ended sign-in or any security event between the two steps kills the pending link with everything else.
- */
-export interface LinkBinding {
-  userId: number;
-  signInId: string;
-  tokenVersion: number;
-}
+import type { LinkBinding } from './transaction.js';
 
 /** What the owner sees of a link in `GET /api/v1/oauth-links`: not the provider's subject (an identifier of the person). */
 export interface OAuthLinkRecord {

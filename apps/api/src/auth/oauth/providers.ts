@@ -1,7 +1,7 @@
 // The configured OpenID Connect providers, each with its discovered openid-client Configuration (cached per provider).
 import * as oidc from 'openid-client';
 import { AppError } from '../../errors/app-error.js';
-import { isLoopbackUrl, type OAuthProviderConfig } from '../../oauth-config.js';
+import { isLoopbackUrl, type OAuthProviderConfig } from '../../config/oauth-config.js';
 import { discoveryError } from './errors.js';
 
 /** Seconds a discovery request (and every later request to the issuer) may take before the issuer counts as down. */

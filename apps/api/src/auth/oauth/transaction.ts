@@ -9,7 +9,6 @@
 // without the verifier. It is cleared by the callback whatever the outcome, so each transaction is used once.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors/app-error.js';
-import type { LinkBinding } from './links.js';
 
 export const OAUTH_TRANSACTION_COOKIE = 'oauth_tx';
 export const OAUTH_TRANSACTION_TTL_SECONDS = 10 * 60;
@@ -28,6 +27,17 @@ export interface OAuthTransaction {
   link?: LinkBinding;
   /** Epoch milliseconds. */
   expiresAt: number;
+}
+
+/**
+ * What a link flow is bound to, sealed in the signed OAuth transaction: the user who asked, the sign-in they asked from,
+ * and the user's token version then. The callback links only while that sign-in lives on at that version, so that a
+ * logout, an ended sign-in or any security event between the two steps kills the pending link with everything else.
+ */
+export interface LinkBinding {
+  userId: number;
+  signInId: string;
+  tokenVersion: number;
 }
 
 /** Only the path of the redirect URI receives the cookie (the browser sees that path, even behind a proxy prefix). */

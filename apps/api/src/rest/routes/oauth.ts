@@ -5,7 +5,7 @@ import { safeEqual } from '../../auth/hashing.js';
 import { completeLogin } from '../../auth/login.js';
 import type { SignUpRules } from '../../auth/oauth/accounts.js';
 import { authorizationRequest, exchangeCode } from '../../auth/oauth/flow.js';
-import type { LinkBinding } from '../../auth/oauth/links.js';
+import type { LinkBinding } from '../../auth/oauth/transaction.js';
 import { oauthProvider } from '../../auth/oauth/providers.js';
 import { requireRecentLogin, requireUser, type Principal } from '../../auth/principal.js';
 import { clearTransaction, readTransaction, saveTransaction } from '../../auth/oauth/transaction.js';

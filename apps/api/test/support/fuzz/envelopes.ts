@@ -2,7 +2,7 @@
 import type { HttpResult } from './http.js';
 
 /** SPEC §2. INTERNAL_SERVER_ERROR is documented, but for bad input it is a 500 in disguise, so the fuzz reports it. */
-// SPEC §2's codes, and the persisted documents' refusals (graphql/persisted-documents.ts), which a drawn APQ extension meets.
+// SPEC §2's codes, and the persisted documents' refusals (graphql/guards/persisted-documents.ts), which a drawn APQ extension meets.
 export const GRAPHQL_CODES = new Set([
   'UNAUTHENTICATED',
   'FORBIDDEN',

@@ -1,6 +1,6 @@
 // The REST operations of openapi.yaml as the fuzzer needs them: method, path template, parameters and request body schema.
 import fc from 'fast-check';
-import { loadOpenapi } from '../../../src/openapi-contract.js';
+import { loadOpenapi } from '../../../src/contract/openapi-contract.js';
 import type { Resolve, Schema } from './json-schema.js';
 
 export interface Parameter {

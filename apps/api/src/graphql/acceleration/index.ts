@@ -1,0 +1,40 @@
+// The GraphQL door's speed-ups, registered by one call in graphql/plugin.ts. Each answers exactly as the plain path
+// does, and its parity test is its contract: test/graphql/fast-path.test.ts (the HTTP fast path against Yoga's
+// handler, 127 kinds of request) and test/graphql/compiled-execution.test.ts (graphql-jit against graphql-js).
+import type { FastifyInstance } from 'fastify';
+import type { Plugin } from 'graphql-yoga';
+import type { PersistedDocuments } from '../guards/persisted-documents.js';
+import { databaseUnavailableAmong, withUnreachableDatabase, type AnyYoga, type GraphQLContext } from '../schema/context.js';
+import { maskError } from '../transports/errors.js';
+import { compiledExecutionPlugin } from './compiled-execution.js';
+import { graphqlFastPath, type FastPath } from './http-fast-path.js';
+
+export interface GraphQLAcceleration {
+  /** Envelop plugins to place before the work limit (its execute wraps the compiled one: metered and stopped alike). */
+  plugins: Plugin[];
+  /** The HTTP fast path over the built Yoga (GRAPHQL_FAST_PATH): true when it answered the request. */
+  fastPath(yoga: AnyYoga): FastPath;
+}
+
+export function graphqlAcceleration(app: FastifyInstance, options: { production: boolean; persisted: PersistedDocuments }): GraphQLAcceleration {
+  const compiled = app.config.graphqlCompiledExecution;
+  return {
+    plugins: compiled
+      ? [
+          compiledExecutionPlugin({
+            ...compiled,
+            onAnswered: app.metrics.countCompiledExecution,
+            // A run that met an unreachable database is compared with graphql-js's without waiting for it again.
+            referenceContext: (context, errors) => {
+              const cause = databaseUnavailableAmong(errors);
+              return cause === undefined ? undefined : { context: withUnreachableDatabase(context as GraphQLContext, cause), waitsOnNothing: true };
+            },
+          }),
+        ]
+      : [],
+    fastPath: (yoga) =>
+      app.config.graphqlFastPath
+        ? graphqlFastPath(yoga, { maskError: (error) => maskError(error, 'Unexpected error.', !options.production), persisted: options.persisted })
+        : async () => false,
+  };
+}
