@@ -58,6 +58,38 @@ describeWithServers('two instances sharing PostgreSQL and Redis', () => {
     }
   }, 60_000);
 
+  it('attack: an ADMIN demoted through B stops receiving authors’ e-mails at once on its subscription on A (accessChanged over Redis)', async () => {
+    const setRole = async (id: number, role: 'ADMIN' | 'USER') => {
+      const body = { role };
+      const url = signedUrl(cluster.secrets.signing, 'PATCH', `/api/v1/users/${id}`, undefined, JSON.stringify(body));
+      expect((await call(b, 'PATCH', url, { body })).status).toBe(200);
+    };
+    const mallory = await signUp(a, 'Mallory');
+    const author = await signUp(b, 'Writer');
+    await setRole((await signUp(b, 'Keeper')).id, 'ADMIN'); // so that Mallory is not the last ADMIN (409 40902)
+    await setRole(mallory.id, 'ADMIN');
+    const client = wsClient(cluster.instances[0]!.wsUrl, { authorization: `Bearer ${mallory.accessToken}` });
+    try {
+      const subscription = new Subscription<{ postCreated: { title: string; author: { email: string } } }>(
+        client,
+        'subscription { postCreated { title author { email } } }',
+      );
+      await untilChannelSubscribers(cluster.redis.url, 1);
+      const post = async (title: string) =>
+        expect((await call(b, 'POST', `/api/v1/users/${author.id}/posts`, { token: author.accessToken, body: { title, content: 'x' } })).status).toBe(
+          201,
+        );
+      await post('while ADMIN');
+      expect((await subscription.next(10_000)).data?.postCreated).toEqual({ title: 'while ADMIN', author: { email: author.email } });
+
+      await setRole(mallory.id, 'USER'); // on B: A hears of it through Redis, before the next post's event
+      await post('after the demotion');
+      expect((await subscription.next(10_000)).data?.postCreated).toEqual({ title: 'after the demotion', author: { email: '' } });
+    } finally {
+      await client.dispose();
+    }
+  }, 60_000);
+
   it('a logout on A rejects the access token on B (and on A)', async () => {
     const user = await signUp(a, 'Leaver');
     expect((await call(b, 'GET', '/graphql?query={currentUser{id}}', { token: user.accessToken })).body.data).toEqual({

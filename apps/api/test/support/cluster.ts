@@ -89,10 +89,10 @@ export async function signUp(base: string, name = 'Member'): Promise<SignedUp> {
   return { id: created.body.data.id, email, accessToken: tokens.body.accessToken, refreshToken: tokens.body.refreshToken };
 }
 
-/** `url` signed with the cluster's SIGNING_SECRET (SPEC §3), with a fresh nonce unless one is given. */
-export function signedUrl(signingSecret: string, method: string, url: string, nonce: string = randomUUID()): string {
+/** `url` signed with the cluster's SIGNING_SECRET (SPEC §3), with a fresh nonce unless one is given, over `body` as sent. */
+export function signedUrl(signingSecret: string, method: string, url: string, nonce: string = randomUUID(), body?: string): string {
   const unsigned = `${url}${url.includes('?') ? '&' : '?'}timestamp=${Date.now()}&nonce=${encodeURIComponent(nonce)}`;
-  return `${unsigned}&signature=${sign(signingSecret, method, unsigned)}`;
+  return `${unsigned}&signature=${sign(signingSecret, method, unsigned, body)}`;
 }
 
 /** The value of a gauge or counter line of /metrics (summed over its label sets), 0 when absent. */
