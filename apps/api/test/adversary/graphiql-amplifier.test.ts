@@ -3,6 +3,7 @@
 // are static files, compressed once, cacheable for good and revalidated by ETag; an operator may turn GraphiQL off.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { FastifyInstance } from 'fastify';
+import { createHash } from 'node:crypto';
 import { createTestApp } from '../support/app.js';
 
 let app: FastifyInstance;
@@ -54,6 +55,25 @@ describe('attack: GraphiQL as an amplifier', () => {
       expect(again.statusCode).toBe(304);
       expect(again.rawPayload.length).toBe(0);
     }
+  });
+
+  it('the page has a strong validator (the SHA-256 of its bytes) and a revalidation naming it is a 304 with no body', async () => {
+    const first = await page(app);
+    const etag = first.headers.etag as string;
+    expect(etag).toBe(`"${createHash('sha256').update(first.rawPayload).digest('base64url')}"`);
+    expect(first.headers['cache-control']).toBe('no-cache');
+    for (const named of [etag, `W/${etag}`, `"other", ${etag}`, '*']) {
+      const again = await app.inject({ method: 'GET', url: '/graphql', headers: { accept: 'text/html', 'if-none-match': named } });
+      expect([named, again.statusCode, again.rawPayload.length]).toEqual([named, 304, 0]);
+      expect(again.headers.etag).toBe(etag);
+    }
+    const changed = await app.inject({ method: 'GET', url: '/graphql', headers: { accept: 'text/html', 'if-none-match': '"stale"' } });
+    expect(changed.statusCode).toBe(200);
+    expect(changed.rawPayload.equals(first.rawPayload)).toBe(true);
+    // GraphQL answers on the same route carry no page validator.
+    const query = await app.inject({ method: 'GET', url: '/graphql?query=%7B__typename%7D', headers: { 'if-none-match': etag } });
+    expect(query.statusCode).toBe(200);
+    expect(query.headers.etag).toBeUndefined();
   });
 
   it('an unknown version or file is a 404, not a build of anything', async () => {

@@ -21,6 +21,8 @@ const DOCUMENTS = {
   // Introspection's single objects cost nothing of their own, so this walk visits more fields than its cost.
   'an introspection chain (visits above cost)': '{ __type(name: "User") { fields { type { ofType { ofType { ofType { name } } } } } } }',
   'a connection sized by first': '{ postsConnection(first: 5) { edges { node { author { posts { id } } } } } }',
+  'deferred fragments, inline and spread':
+    '{ users(limit: 3) { id ... @defer { posts { id } } ...U @defer } } fragment U on User { posts { author { id } } }',
 };
 
 describe('documentOperationCost', () => {
@@ -61,5 +63,38 @@ describe('documentOperationCost', () => {
     const second: DocumentNode = { ...first, definitions: [first.definitions[0]!, parse('fragment U on User { posts { id } }').definitions[0]!] };
     expect(documentOperationCost(inputOf(first, MAX_COST))).toBe(2);
     expect(documentOperationCost(inputOf(second, MAX_COST))).toBe(2 * (1 + 5));
+  });
+});
+
+describe('deferred fragments (@defer) cost as the executor runs them', () => {
+  const cost = (text: string, variables: Record<string, unknown> = {}) => documentOperationCost(inputOf(parse(text), MAX_COST, variables));
+  const list = 'users(limit: 10) { posts { id } }'; // 10 × (1 + 5) = 60
+
+  it('costs each identical deferred copy again, plus one for each deferred part', () => {
+    expect(cost(`{ ${list} }`)).toBe(60);
+    expect(cost(`{ ${list} ... @defer { ${list} } }`)).toBe(60 + 1 + 60);
+    const copies = Array.from({ length: 40 }, () => `... @defer { ${list} }`).join(' ');
+    expect(cost(`{ ${list} ${copies} }`)).toBe(60 + 40 * 61);
+    const spreads = Array.from({ length: 40 }, () => '...L @defer').join(' ');
+    expect(cost(`{ ${list} ${spreads} } fragment L on Query { ${list} }`)).toBe(60 + 40 * 61);
+    // Inside a list, per item: each user runs its deferred part.
+    expect(cost('{ users(limit: 10) { id ... @defer { posts { id } } } }')).toBe(10 * (1 + 1 + 5));
+  });
+
+  it('costs a fragment spread without @defer once, as before, and `@defer(if: false)` as no deferral', () => {
+    expect(cost(`{ ...L ...L ...L } fragment L on Query { ${list} }`)).toBe(60);
+    expect(cost(`{ ${list} ... @defer(if: false) { ${list} } }`)).toBe(60);
+    expect(cost(`query ($d: Boolean!) { ${list} ... @defer(if: $d) { ${list} } }`, { d: false })).toBe(60);
+    expect(cost(`query ($d: Boolean!) { ${list} ... @defer(if: $d) { ${list} } }`, { d: true })).toBe(121);
+  });
+
+  it('stops at the ceiling on a chain of fragments each deferring the next twice (2^20 parts), without expanding it', () => {
+    const chain = Array.from({ length: 20 }, (_, i) => `fragment F${i} on Query { id: __typename ...F${i + 1} @defer ...F${i + 1} @defer }`).join(
+      ' ',
+    );
+    const text = `{ ...F0 } ${chain} fragment F20 on Query { __typename }`;
+    const started = performance.now();
+    expect(operationCost(inputOf(parse(text), MAX_COST))).toBe(Number.POSITIVE_INFINITY);
+    expect(performance.now() - started).toBeLessThan(1000);
   });
 });

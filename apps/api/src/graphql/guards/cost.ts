@@ -3,18 +3,24 @@
 // Written by hand: graphql-armor's costLimit multiplies only by literal `first`/`last`-like arguments and ignores
 // variables and lists without arguments; graphql-query-complexity walks fragments without merging fields, so a
 // document that spreads one fragment many times is counted (and walked) many times. Here the fields are collected
-// exactly as graphql-js collects them for execution (merged by response key, @skip/@include applied with the
-// operation's variables, each fragment once per selection set), so the cost is the cost of what would run.
+// exactly as Yoga's executor (@graphql-tools/executor) collects them (merged by response key, @skip/@include applied
+// with the operation's variables, each fragment once per selection set, and each `@defer`red fragment apart: the
+// executor runs every deferred fragment on its own, identical copies included), so the cost is the cost of what runs.
 import {
+  getDirectiveValues,
   getNamedType,
   getNullableType,
+  GraphQLIncludeDirective,
+  GraphQLSkipDirective,
   isListType,
   isAbstractType,
   isEnumType,
   isInputObjectType,
   isInterfaceType,
   isObjectType,
+  Kind,
   SchemaMetaFieldDef,
+  typeFromAST,
   TypeMetaFieldDef,
   valueFromAST,
   visit,
@@ -22,12 +28,14 @@ import {
   type DocumentNode,
   type FieldNode,
   type FragmentDefinitionNode,
+  type GraphQLDirective,
   type GraphQLField,
   type GraphQLObjectType,
   type GraphQLSchema,
+  type InlineFragmentNode,
   type OperationDefinitionNode,
+  type SelectionSetNode,
 } from 'graphql';
-import { collectFields, collectSubfields } from 'graphql/execution/collectFields.js';
 
 /**
  * The size the cost limit assumes for a list field without a `limit` argument (documented in schema.graphql): the
@@ -116,8 +124,102 @@ interface WalkBudget {
   visited: number;
 }
 
+/** The fields one selection runs on an object, as the executor collects them: merged by response key, and apart from
+ * them each deferred fragment's own fields (each is executed on its own, once per object, however alike). */
+interface Collected {
+  fields: Map<string, FieldNode[]>;
+  deferred: Map<string, FieldNode[]>[];
+}
+
+/**
+ * @graphql-tools/utils' collectFields (what @graphql-tools/executor 2 runs), step for step: a spread already visited is
+ * skipped unless deferred; a deferred fragment (inline or spread, `@defer` without `if: false`) collects into a field
+ * map of its own and its nested deferred fragments are listed beside it. Each deferred fragment found takes one from
+ * the walk's budget (it costs at least 1, see selectionCost): chains of fragments spread twice with @defer grow
+ * exponentially, and stop here at the ceiling instead.
+ */
+function collect(input: CostInput, type: GraphQLObjectType, selectionSets: readonly (SelectionSetNode | undefined)[], budget: WalkBudget): Collected {
+  const collected: Collected = { fields: new Map(), deferred: [] };
+  const visited = new Set<string>();
+  for (const selectionSet of selectionSets)
+    if (selectionSet) collectInto(input, type, selectionSet, collected.fields, collected.deferred, visited, budget);
+  return collected;
+}
+
+function collectInto(
+  input: CostInput,
+  type: GraphQLObjectType,
+  selectionSet: SelectionSetNode,
+  fields: Map<string, FieldNode[]>,
+  deferred: Map<string, FieldNode[]>[],
+  visited: Set<string>,
+  budget: WalkBudget,
+): void {
+  for (const selection of selectionSet.selections) {
+    if (!included(input, selection)) continue;
+    if (selection.kind === Kind.FIELD) {
+      const key = selection.alias?.value ?? selection.name.value;
+      const nodes = fields.get(key);
+      if (nodes) nodes.push(selection);
+      else fields.set(key, [selection]);
+      continue;
+    }
+    const isDeferred = deferredHere(input, selection);
+    if (selection.kind === Kind.FRAGMENT_SPREAD && !isDeferred && visited.has(selection.name.value)) continue;
+    const fragment: FragmentDefinitionNode | InlineFragmentNode | undefined =
+      selection.kind === Kind.FRAGMENT_SPREAD ? input.fragments[selection.name.value] : selection;
+    if (!fragment || !conditionMatches(input.schema, fragment.typeCondition, type)) continue;
+    if (!isDeferred) {
+      if (fragment.kind === Kind.FRAGMENT_DEFINITION) visited.add(fragment.name.value);
+      collectInto(input, type, fragment.selectionSet, fields, deferred, visited, budget);
+      continue;
+    }
+    budget.visited++;
+    if (--budget.left < 0) throw new CostExceeded();
+    const own = new Map<string, FieldNode[]>();
+    collectInto(input, type, fragment.selectionSet, own, deferred, visited, budget);
+    deferred.push(own);
+  }
+}
+
+type Selection = SelectionSetNode['selections'][number];
+
+/** @skip and @include with the operation's variables (the directive guard has refused values that do not coerce). */
+function included(input: CostInput, node: Selection): boolean {
+  if (!node.directives?.length) return true;
+  if (getDirectiveValues(GraphQLSkipDirective, node, input.variables)?.['if'] === true) return false;
+  return getDirectiveValues(GraphQLIncludeDirective, node, input.variables)?.['if'] !== false;
+}
+
+function deferredHere(input: CostInput, node: Selection): boolean {
+  if (!node.directives?.length) return false;
+  const defer: GraphQLDirective | null | undefined = input.schema.getDirective('defer');
+  const values = defer && getDirectiveValues(defer, node, input.variables);
+  return values !== undefined && values !== null && values['if'] !== false;
+}
+
+function conditionMatches(schema: GraphQLSchema, condition: FragmentDefinitionNode['typeCondition'] | undefined, type: GraphQLObjectType): boolean {
+  if (!condition) return true;
+  const conditional = typeFromAST(schema, condition);
+  if (conditional === type) return true;
+  return conditional !== undefined && isAbstractType(conditional) && schema.isSubType(conditional, type);
+}
+
+/**
+ * Cost of what a selection runs on one `type` object: its fields, and each deferred fragment again in full, plus 1 of
+ * its own (a separate execution and a part of the answer) even when it holds only scalars.
+ */
+function selectionCost(type: GraphQLObjectType, collected: Collected, input: CostInput, budget: WalkBudget): number {
+  let total = fieldsCost(type, collected.fields, input, budget);
+  for (const fields of collected.deferred) {
+    total += 1 + fieldsCost(type, fields, input, budget);
+    if (total > input.ceiling) throw new CostExceeded();
+  }
+  return total;
+}
+
 /** Cost of the fields collected on `type`: each object or list field costs size × (1 + the cost of its selection). */
-function selectionCost(type: GraphQLObjectType, fields: Map<string, readonly FieldNode[]>, input: CostInput, budget: WalkBudget): number {
+function fieldsCost(type: GraphQLObjectType, fields: Map<string, readonly FieldNode[]>, input: CostInput, budget: WalkBudget): number {
   let total = 0;
   for (const nodes of fields.values()) {
     const node = nodes[0]!;
@@ -134,7 +236,17 @@ function selectionCost(type: GraphQLObjectType, fields: Map<string, readonly Fie
     // ceiling mean a cost above it (or an absurd document): this bounds the walk itself, whatever fragments do.
     budget.visited++;
     if (--budget.left < 0) throw new CostExceeded();
-    const inner = selectionCost(named, collectSubfields(input.schema, input.fragments, input.variables, named, nodes), input, budget);
+    const inner = selectionCost(
+      named,
+      collect(
+        input,
+        named,
+        nodes.map((each) => each.selectionSet),
+        budget,
+      ),
+      input,
+      budget,
+    );
     // A single object inside introspection (`type`, `ofType` chains) adds nothing of its own: introspection's size is
     // the schema's, carried by its lists; counting each link of GraphiQL's 8-deep `ofType` chains would triple its cost.
     const own = !isListType(returned) && type.name.startsWith('__') ? 0 : 1;
@@ -150,9 +262,12 @@ function schemaField(schema: GraphQLSchema, type: GraphQLObjectType, name: strin
   return name === SchemaMetaFieldDef.name ? SchemaMetaFieldDef : name === TypeMetaFieldDef.name ? TypeMetaFieldDef : undefined;
 }
 
+/** Directives whose arguments decide what runs: a variable in them changes the cost. */
+const COST_DIRECTIVES = new Set(['skip', 'include', 'defer']);
+
 /**
  * Whether a variable can change the cost of an operation of `document`: only through a size argument (`limit: $n`,
- * also inside a list or object value) or an `@skip`/`@include` condition. Any other variable (`user(id: $id)`) is
+ * also inside a list or object value) or an `@skip`/`@include`/`@defer` condition. Any other variable (`user(id: $id)`) is
  * read by the resolvers, not by the walk.
  */
 function variablesCanChangeCost(document: DocumentNode): boolean {
@@ -176,7 +291,7 @@ function variablesCanChangeCost(document: DocumentNode): boolean {
       return undefined;
     },
     Directive(node) {
-      if ((node.name.value === 'skip' || node.name.value === 'include') && readsVariable(node)) {
+      if (COST_DIRECTIVES.has(node.name.value) && readsVariable(node)) {
         found = true;
         return BREAK;
       }
@@ -230,8 +345,7 @@ function walk(input: CostInput): { cost: number; bound: number } | undefined {
   if (!root) return { cost: 0, bound: 0 };
   const budget: WalkBudget = { left: input.ceiling, visited: 0 };
   try {
-    const fields = collectFields(input.schema, input.fragments, input.variables, root, input.operation.selectionSet);
-    const cost = selectionCost(root, fields, input, budget);
+    const cost = selectionCost(root, collect(input, root, [input.operation.selectionSet], budget), input, budget);
     return { cost, bound: Math.max(cost, budget.visited) };
   } catch (error) {
     if (error instanceof CostExceeded) return undefined;

@@ -3,6 +3,7 @@ import { EnvelopArmor } from '@escape.tech/graphql-armor';
 import type { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { workLimitPlugin } from './budget.js';
+import { directiveArgumentsPlugin } from './directive-arguments.js';
 import { nestingLimitPlugin } from './nesting.js';
 import type { GraphQLLimits } from '../../config/config.js';
 import { GraphQLOnlyCodes } from '../../errors/app-error.js';
@@ -40,5 +41,6 @@ export function limitPlugins(limits: GraphQLLimits): Plugin[] {
     blockFieldSuggestion: { enabled: false },
   });
   // The nesting guard last: its parse wraps armor's (graphql/guards/nesting.ts), so it runs before any recursive parse.
-  return [...(armor.protect().plugins as Plugin[]), nestingLimitPlugin(), workLimitPlugin(limits)];
+  // Directive arguments before the work limit: the cost walk reads @skip/@include/@defer with the variables it refuses.
+  return [...(armor.protect().plugins as Plugin[]), nestingLimitPlugin(), directiveArgumentsPlugin(), workLimitPlugin(limits)];
 }

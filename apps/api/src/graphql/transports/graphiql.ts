@@ -7,10 +7,14 @@
 // header nor validator, ~187 ms of CPU per anonymous request: four fetchers took another client's median read from
 // 7.7 ms to 1.1 s. By hand: no kept library serves in-memory assets pre-compressed (@fastify/static serves files from
 // disk, and the assets exist only as strings of the library's module); the negotiation is `negotiator`'s.
+//
+// The page itself (issue 40, from the third round) has a strong ETag, the SHA-256 of its bytes computed once per page
+// (its options are the server's, the same for every request), and `Cache-Control: no-cache`: a browser revalidates it
+// with If-None-Match and gets a 304 with no body.
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress, constants, gzip } from 'node:zlib';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify';
 import Negotiator from 'negotiator';
 
 const compressors = {
@@ -48,8 +52,25 @@ const START_JS = `YogaGraphiQL.renderYogaGraphiQL(
 export interface GraphiQL {
   /** The page, with `options` (title, default query, …) for GraphiQL; loads the assets on the first call. */
   page(options: object): Promise<string>;
-  /** The route of the assets (GET /graphiql/:version/:file). */
-  register(app: FastifyInstance): void;
+  /** The route of the assets (GET /graphiql/:version/:file), and the page's validator on the GET route of `endpoint`. */
+  register(app: FastifyInstance, endpoint?: string): void;
+}
+
+/** A page as sent, and its validator. */
+interface Page {
+  html: string;
+  bytes: Buffer;
+  etag: string;
+}
+
+/** Whether an If-None-Match header names `etag` (a list, `*`, weak forms: GET compares weakly, RFC 9110 §13.1.2). */
+function matchesIfNoneMatch(header: string | string[] | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  return [header]
+    .flat()
+    .flatMap((value) => value.split(','))
+    .map((tag) => tag.trim().replace(/^W\//, ''))
+    .some((tag) => tag === '*' || tag === etag);
 }
 
 interface Loaded {
@@ -97,12 +118,12 @@ async function load(): Promise<Loaded> {
 export function graphiql(): GraphiQL {
   let loaded: Promise<Loaded> | undefined;
   const assets = () => (loaded ??= load());
-  return {
-    async page(options) {
-      const { version } = await assets();
-      const base = `/graphiql/${version}`;
-      const title = 'title' in options ? String(options.title).replace(/[<>&"]/g, '') : 'GraphiQL';
-      return `<!doctype html>
+  // The pages rendered, by their options (the server's own: one entry in practice), with their validators.
+  const pages = new Map<string, Page>();
+  const render = (version: string, options: object) => {
+    const base = `/graphiql/${version}`;
+    const title = 'title' in options ? String(options.title).replace(/[<>&"]/g, '') : 'GraphiQL';
+    return `<!doctype html>
 <html lang="en">
   <head>
     <meta charset="utf-8" />
@@ -120,9 +141,39 @@ export function graphiql(): GraphiQL {
   </body>
 </html>
 `;
+  };
+  /** Adds the page's validator to its answer, and answers a revalidation that names it with a 304. */
+  const validate: onSendHookHandler = async (request: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    if (request.method !== 'GET' || !Buffer.isBuffer(payload) || !String(reply.getHeader('content-type') ?? '').startsWith('text/html')) {
+      return payload;
+    }
+    const page = [...pages.values()].find((each) => each.bytes.equals(payload));
+    if (!page) return payload;
+    reply.header('etag', page.etag).header('cache-control', 'no-cache');
+    if (!matchesIfNoneMatch(request.headers['if-none-match'], page.etag)) return payload;
+    reply.code(304);
+    return null;
+  };
+  return {
+    async page(options) {
+      const { version } = await assets();
+      const key = scriptJson(options);
+      let page = pages.get(key);
+      if (!page) {
+        const html = render(version, options);
+        const bytes = Buffer.from(html);
+        page = { html, bytes, etag: `"${createHash('sha256').update(bytes).digest('base64url')}"` };
+        pages.set(key, page);
+      }
+      return page.html;
     },
 
-    register(app) {
+    register(app, endpoint = '/graphql') {
+      // Only on the endpoint's route (where Yoga renders the page), not on every answer of the server.
+      app.addHook('onRoute', (route) => {
+        if (route.url !== endpoint || ![route.method].flat().includes('GET')) return;
+        route.onSend = [...[route.onSend ?? []].flat(), validate];
+      });
       app.get<{ Params: { version: string; file: string } }>('/graphiql/:version/:file', async (request, reply) => {
         const { version, assets: files } = await assets();
         const asset = request.params.version === version ? files.get(request.params.file) : undefined;
