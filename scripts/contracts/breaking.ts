@@ -14,13 +14,19 @@ import { buildSchema, getNamedType, isEnumType, isInterfaceType, isObjectType, t
 import { parseYaml } from './yaml.js';
 import { graphqlAccessChanges, openapiAccessChanges } from './access.js';
 import { constraintChanges } from './constraints.js';
-import { commitMessages, resolveRev, revExists, showFile } from './git.js';
+import { resolveRev, revExists, showFile } from './git.js';
 
 export interface Change {
   contract: 'graphql' | 'openapi';
   message: string;
   path?: string;
+  /** Something the base had is gone (an operation, parameter, property, field, argument, type or value): allowed
+   * only after its sunset date (evolution.ts). */
+  removal?: boolean;
 }
+
+/** The id the gate prints for a change and contracts/approvals.yaml names: the contract and where. */
+export const changeId = (change: Change): string => `${change.contract}:${change.path ?? change.message}`;
 
 export const GRAPHQL_CONTRACT = 'schema/schema.graphql';
 export const OPENAPI_CONTRACT = 'openapi/openapi.yaml';
@@ -37,6 +43,14 @@ function outputEnums(schema: GraphQLSchema): Set<string> {
   }
   return names;
 }
+
+/** What GraphQL can deprecate, removed (a type cannot be deprecated: its fields are, and go first). */
+const REMOVALS = new Set<string>([
+  ChangeType.FieldRemoved,
+  ChangeType.FieldArgumentRemoved,
+  ChangeType.InputFieldRemoved,
+  ChangeType.EnumValueRemoved,
+]);
 
 /**
  * BREAKING changes between two GraphQL SDL documents, plus those that graphql-inspector calls DANGEROUS and a consumer
@@ -63,7 +77,12 @@ export async function graphqlBreakingChanges(baseSdl: string, headSdl: string): 
     madePrivate(c);
   const message = (c: (typeof changes)[number]) =>
     madePrivate(c) ? `Field '${c.path?.replace(/\.@private$/, '')}' was made private (@private): fewer callers see its value` : c.message;
-  const inspected = changes.filter(breaks).map((c): Change => ({ contract: 'graphql', message: message(c), ...(c.path ? { path: c.path } : {}) }));
+  const inspected = changes.filter(breaks).map((c): Change => ({
+    contract: 'graphql',
+    message: message(c),
+    ...(c.path ? { path: c.path } : {}),
+    ...(REMOVALS.has(c.type) ? { removal: true } : {}),
+  }));
   const access = graphqlAccessChanges(baseSdl, headSdl).map((change): Change => ({ contract: 'graphql', ...change }));
   return [...inspected, ...access];
 }
@@ -80,7 +99,15 @@ export async function openapiBreakingChanges(baseDoc: string, headDoc: string): 
   const paths = breaking.map((r) => r.location.jsonPath);
   const optic = breaking
     .filter((r) => !paths.some((p) => r.location.jsonPath.startsWith(`${p}/`)))
-    .map((r): Change => ({ contract: 'openapi', message: `${r.where}: ${r.error ?? r.name}`, path: r.location.jsonPath }));
+    .map((r): Change => {
+      const message = `${r.where}: ${r.error ?? r.name}`;
+      return {
+        contract: 'openapi',
+        message,
+        path: r.location.jsonPath,
+        ...(/cannot remove (?:an operation|response property)/.test(message) ? { removal: true } : {}),
+      };
+    });
   // What Optic already reported at a path, at one inside it, or around it, is not reported twice.
   const related = (path: string) => paths.some((p) => p === path || p.startsWith(`${path}/`) || path.startsWith(`${p}/`));
   const constraints = constraintChanges(from as never, to as never)
@@ -111,7 +138,7 @@ function changedPathsOnly(from: OpenapiDoc, to: OpenapiDoc): [OpenapiDoc, Openap
 // Optic compares inlined documents. Local `$ref`s are inlined here, each cycle once (a ref already being
 // expanded stays a `$ref`): json-schema-ref-parser's `circular: 'ignore'` would leave a whole cyclic
 // schema un-inlined (so its changes unseen), and real JS cycles make Optic's traversal loop forever.
-function loadOpenapi(source: string): OpenapiDoc {
+export function loadOpenapi(source: string): OpenapiDoc {
   const doc: unknown = parseYaml(source);
   return inlineRefs(doc, doc, []) as OpenapiDoc;
 }
@@ -154,7 +181,7 @@ const CONTRACTS = [
 ];
 
 /** A contract file at a revision (`git show`), or in the working tree when `rev` is undefined. */
-const contractAt = (repoRoot: string, rev: string | undefined, file: string) =>
+export const contractAt = (repoRoot: string, rev: string | undefined, file: string) =>
   rev === undefined ? readFile(path.join(repoRoot, file), 'utf8').catch(() => undefined) : showFile(repoRoot, rev, file);
 
 /**
@@ -180,40 +207,4 @@ export async function checkBreakingAgainst(
     else changes.push(...(await compare(base, head)));
   }
   return { baseRev, changes, ...(skipped.length ? { skipped: skipped.join('; ') } : {}) };
-}
-
-export interface Declaration {
-  commit: string;
-  reason: string;
-  /** The breaking changes this commit itself made (its parent against it): the only ones it excuses. */
-  changes: Change[];
-}
-
-const sameChange = (a: Change, b: Change) => a.contract === b.contract && a.message === b.message && a.path === b.path;
-
-/**
- * The breaking changes declared by commits since the base, with the Conventional Commits footer
- * `BREAKING CHANGE: <why>` (the convention semantic-release and commitlint read). A declaration excuses exactly the
- * breaking changes its own commit made (the commit against its parent), nothing brought by other commits of the range
- * or merged with it; and only while the contracts are as committed (an uncommitted edit on top is undeclared).
- */
-export async function declaredBreakingChanges(baseRev: string, repoRoot: string): Promise<Declaration[]> {
-  for (const file of [GRAPHQL_CONTRACT, OPENAPI_CONTRACT]) {
-    if ((await contractAt(repoRoot, 'HEAD', file)) !== (await contractAt(repoRoot, undefined, file))) return [];
-  }
-  const declared: Declaration[] = [];
-  for (const { commit, message } of await commitMessages(repoRoot, baseRev)) {
-    const footer = /(?:^|\n)BREAKING[ -]CHANGE: /.exec(message);
-    if (!footer) continue;
-    // The footer's text runs to the next blank line (a following footer) or the message's end.
-    const [text = ''] = message.slice(footer.index + footer[0].length).split('\n\n');
-    const own = (await revExists(repoRoot, `${commit}^`)) ? (await checkBreakingAgainst(`${commit}^`, repoRoot, commit)).changes : [];
-    declared.push({ commit, reason: text.replace(/\s+/g, ' ').trim(), changes: own });
-  }
-  return declared;
-}
-
-/** The changes no declaration excuses (see declaredBreakingChanges). */
-export function undeclared(changes: Change[], declarations: Declaration[]): Change[] {
-  return changes.filter((change) => !declarations.some((declaration) => declaration.changes.some((own) => sameChange(own, change))));
 }

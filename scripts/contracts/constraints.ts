@@ -16,9 +16,12 @@
 // declared closed (additionalProperties: false). (Optic: a property no longer
 // required; enum values added, which is decided breaking: a generated client switching over the values meets one it
 // does not know; add a new field instead, or version the API.)
+// A required property no longer required in an answer, or made required in a request, on every property (Optic
+// misses those whose schema is an `anyOf`).
 // oneOf/anyOf/allOf alternatives are compared pair by pair (as properties are): matched by the value of the property
-// that tells them apart (a `const`, as a discriminator's), else by position when both lists are as long. (Optic
-// reports an alternative removed.) Schemas behind a $ref cycle are compared once, at their first expansion.
+// that tells them apart (a `const`, as a discriminator's), else an equal alternative (a reordering is no change), else
+// by position or likeness. An alternative added to an answer's oneOf/anyOf, or removed from either, is breaking.
+// Schemas behind a $ref cycle are compared once, at their first expansion.
 
 export interface ConstraintChange {
   message: string;
@@ -86,8 +89,20 @@ function compareRequest(base: Schema, head: Schema, at: string, out: ConstraintC
   }
   if (head.additionalProperties === false && base.additionalProperties !== false)
     out.push({ path: at, message: 'request object closed to additional properties' });
+  // A property the request may omit that it now must send (Optic reports it for plain properties, not for those whose
+  // schema is an `anyOf` or a private one; reported here for all, and deduplicated in breaking.ts).
+  if (isSchema(head.properties)) {
+    const baseRequired = new Set(requiredOf(base));
+    for (const name of requiredOf(head)) {
+      if (!baseRequired.has(name) && name in head.properties)
+        out.push({ path: `${at}${pointer('properties', name)}`, message: `request property '${name}' made required` });
+    }
+  }
   compareChildren(base, head, at, out, depth, compareRequest);
 }
+
+const requiredOf = (schema: Schema): string[] =>
+  Array.isArray(schema.required) ? (schema.required as unknown[]).filter((n): n is string => typeof n === 'string') : [];
 
 function compareResponse(base: Schema, head: Schema, at: string, out: ConstraintChange[], depth = 0): void {
   if (depth > 32 || typeof base.$ref === 'string' || typeof head.$ref === 'string') return;
@@ -102,6 +117,15 @@ function compareResponse(base: Schema, head: Schema, at: string, out: Constraint
     const baseProperties = base.properties;
     const added = Object.keys(head.properties).filter((name) => !(name in baseProperties));
     if (added.length > 0) out.push({ path: at, message: `response object closed to additional properties now has ${added.join(', ')}` });
+  }
+  // A property every answer carried that may now be missing (issue 41: Optic lets it through when the property's
+  // schema is an `anyOf`, e.g. User.email, so the rule is ours for every property).
+  if (isSchema(head.properties)) {
+    const headRequired = new Set(requiredOf(head));
+    for (const name of requiredOf(base)) {
+      if (!headRequired.has(name) && name in head.properties)
+        out.push({ path: `${at}${pointer('properties', name)}`, message: `response property '${name}' no longer required: answers may lack it` });
+    }
   }
   compareChildren(base, head, at, out, depth, compareResponse);
 }
@@ -118,11 +142,36 @@ function compareChildren(base: Schema, head: Schema, at: string, out: Constraint
   if (isSchema(base.items) && isSchema(head.items)) compare(base.items, head.items, `${at}/items`, out, depth + 1);
   if (isSchema(base.additionalProperties) && isSchema(head.additionalProperties))
     compare(base.additionalProperties, head.additionalProperties, `${at}/additionalProperties`, out, depth + 1);
+  const request = compare === compareRequest;
   for (const keyword of ['oneOf', 'anyOf', 'allOf']) {
     const [from, to] = [base[keyword], head[keyword]];
     if (!Array.isArray(from) || !Array.isArray(to)) continue;
-    for (const [index, before, after] of pairedAlternatives(from, to)) compare(before, after, `${at}/${keyword}/${index}`, out, depth + 1);
+    const { pairs, added, removed } = pairedAlternatives(from, to);
+    for (const [index, before, after] of pairs) compare(before, after, `${at}/${keyword}/${index}`, out, depth + 1);
+    if (keyword === 'allOf') continue;
+    // A client decoding a closed union of answers meets a shape it cannot decode (oasdiff rates it breaking too); a
+    // request shape the server stops accepting refuses requests that were valid. An answer's alternative removed is
+    // breaking as a GraphQL union member removed is (graphql-inspector, and Optic here): code written for that shape
+    // is dead, a generated client's type changes. Only an alternative added to a request is safe.
+    if (!request)
+      for (const index of added)
+        out.push({ path: `${at}/${keyword}/${index}`, message: `response ${keyword} alternative added: ${summary(to[index])}` });
+    for (const index of removed)
+      out.push({
+        path: `${at}/${keyword}/${index}`,
+        message: `${request ? 'request' : 'response'} ${keyword} alternative removed: ${summary(from[index])}`,
+      });
   }
+}
+
+/** An alternative in a few words, for a message: its key, else its title, type and property names. */
+function summary(schema: unknown): string {
+  if (!isSchema(schema)) return show(schema);
+  const key = alternativeKey(schema);
+  if (key) return key;
+  if (typeof schema.title === 'string') return schema.title;
+  const properties = isSchema(schema.properties) ? ` {${Object.keys(schema.properties).join(', ')}}` : '';
+  return `${schema.const !== undefined ? `const ${show(schema.const)}` : show(schema.type ?? 'any')}${properties}`;
 }
 
 /** What tells an alternative apart: its properties fixed to one value (`const`, or a one-value enum), all of them. */
@@ -136,18 +185,76 @@ function alternativeKey(schema: unknown): string | undefined {
   return fixed.length > 0 ? fixed.sort().join(',') : undefined;
 }
 
-/** The head's alternatives with the base's they continue, as [head index, base, head]: by key, else by position. */
-function pairedAlternatives(base: unknown[], head: unknown[]): [number, Schema, Schema][] {
-  const pairs: [number, Schema, Schema][] = [];
+/** JSON with sorted keys: equal alternatives compare equal whatever their keys' order. */
+const canonical = (value: unknown): string =>
+  Array.isArray(value)
+    ? `[${value.map(canonical).join(',')}]`
+    : isSchema(value)
+      ? `{${Object.keys(value)
+          .sort()
+          .map((key) => `${show(key)}:${canonical(value[key])}`)
+          .join(',')}}`
+      : show(value);
+
+/** How much two alternatives look alike (to pair those without a key): same types, then shared property names. */
+function likeness(a: Schema, b: Schema): number {
+  const names = (schema: Schema) => new Set(isSchema(schema.properties) ? Object.keys(schema.properties) : []);
+  const [left, right] = [names(a), names(b)];
+  const shared = [...left].filter((name) => right.has(name)).length;
+  return (show(a.type) === show(b.type) ? 1 : 0) + shared / Math.max(1, left.size, right.size);
+}
+
+/**
+ * The head's alternatives with the base's they continue, as [head index, base, head], and the indexes of those added
+ * (head) and removed (base). Paired by key (the properties fixed to one value) when every alternative of both lists has
+ * a distinct one; else an alternative equal to one of the base continues it (so a reordering changes nothing), and the
+ * rest pair by position when as many remain on both sides, else by likeness; what finds no partner was added or removed.
+ */
+function pairedAlternatives(base: unknown[], head: unknown[]): { pairs: [number, Schema, Schema][]; added: number[]; removed: number[] } {
   const baseKeys = base.map(alternativeKey);
   const headKeys = head.map(alternativeKey);
   const unique = (keys: (string | undefined)[]) => keys.every((key) => key !== undefined) && new Set(keys).size === keys.length;
-  const keyed = unique(baseKeys) && unique(headKeys);
-  head.forEach((after, index) => {
-    const before = keyed ? base[baseKeys.indexOf(headKeys[index])] : base.length === head.length ? base[index] : undefined;
-    if (isSchema(before) && isSchema(after)) pairs.push([index, before, after]);
-  });
-  return pairs;
+  const partner = new Map<number, number>(); // head index → base index
+  if (unique(baseKeys) && unique(headKeys)) {
+    headKeys.forEach((key, index) => {
+      const before = baseKeys.indexOf(key);
+      if (before >= 0) partner.set(index, before);
+    });
+  } else {
+    const taken = new Set<number>();
+    const baseForms = base.map(canonical);
+    head.forEach((after, index) => {
+      const before = baseForms.findIndex((form, at) => !taken.has(at) && form === canonical(after));
+      if (before < 0) return;
+      partner.set(index, before);
+      taken.add(before);
+    });
+    const restHead = head.map((_, index) => index).filter((index) => !partner.has(index));
+    const restBase = base.map((_, index) => index).filter((index) => !taken.has(index));
+    if (restHead.length === restBase.length) restHead.forEach((index, at) => partner.set(index, restBase[at] as number));
+    else {
+      const candidates = restHead
+        .flatMap((h) => restBase.map((b) => [h, b, isSchema(head[h]) && isSchema(base[b]) ? likeness(base[b], head[h]) : 0] as const))
+        .filter(([, , score]) => score > 0)
+        .sort((x, y) => y[2] - x[2]);
+      for (const [h, b] of candidates) {
+        if (partner.has(h) || taken.has(b)) continue;
+        partner.set(h, b);
+        taken.add(b);
+      }
+    }
+  }
+  const pairs: [number, Schema, Schema][] = [];
+  for (const [index, before] of partner) {
+    const [from, to] = [base[before], head[index]];
+    if (isSchema(from) && isSchema(to)) pairs.push([index, from, to]);
+  }
+  const paired = new Set(partner.values());
+  return {
+    pairs: pairs.sort((a, b) => a[0] - b[0]),
+    added: head.map((_, index) => index).filter((index) => !partner.has(index)),
+    removed: base.map((_, index) => index).filter((index) => !paired.has(index)),
+  };
 }
 
 type Parameter = { name: string; in: string; schema?: Schema };

@@ -1,4 +1,4 @@
-// Small read-only git helpers for the contract checks (rev lookup, `git show REV:path`, commit messages of a range).
+// Small read-only git helpers for the contract checks (rev lookup, `git show REV:path`).
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 
@@ -26,17 +26,4 @@ export async function revExists(repoRoot: string, rev: string): Promise<boolean>
 /** The content of `file` (relative to the repo root) at `rev`, or undefined when it did not exist there. */
 export async function showFile(repoRoot: string, rev: string, file: string): Promise<string | undefined> {
   return git(repoRoot, ['show', `${rev}:${file}`]);
-}
-
-/** The full messages of the commits in `from..to`, newest first (empty when the range cannot be read). */
-export async function commitMessages(repoRoot: string, from: string, to = 'HEAD'): Promise<{ commit: string; message: string }[]> {
-  const out = await git(repoRoot, ['log', '--format=%H%x00%B%x1e', `${from}..${to}`, '--']);
-  return (out ?? '')
-    .split('\x1e')
-    .map((entry) => entry.trim())
-    .filter(Boolean)
-    .map((entry) => {
-      const [commit = '', message = ''] = entry.split('\x00');
-      return { commit, message };
-    });
 }

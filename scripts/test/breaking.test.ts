@@ -6,14 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, test } from '@jest/globals';
 import { parseYaml, stringifyYaml as stringify } from '../contracts/yaml.js';
-import {
-  checkBreakingAgainst,
-  declaredBreakingChanges,
-  undeclared,
-  defaultBaseRev,
-  graphqlBreakingChanges,
-  openapiBreakingChanges,
-} from '../contracts/breaking.js';
+import { checkBreakingAgainst, defaultBaseRev, graphqlBreakingChanges, openapiBreakingChanges } from '../contracts/breaking.js';
 
 // The fixtures are edited freely as plain objects.
 const parse = (text: string): any => parseYaml(text);
@@ -42,7 +35,7 @@ describe('graphqlBreakingChanges', () => {
 
   test('removing a field is breaking', async () => {
     const changes = await graphqlBreakingChanges(baseSdl, editSdl('  bio: String\n', ''));
-    expect(changes).toEqual([{ contract: 'graphql', message: "Field 'bio' was removed from object type 'User'", path: 'User.bio' }]);
+    expect(changes).toEqual([{ contract: 'graphql', message: "Field 'bio' was removed from object type 'User'", path: 'User.bio', removal: true }]);
   });
 
   test('adding an optional field or an optional argument is not breaking', async () => {
@@ -74,6 +67,7 @@ describe('openapiBreakingChanges', () => {
         contract: 'openapi',
         message: 'DELETE /users/{id}: cannot remove an operation. This is a breaking change.',
         path: '/paths/~1users~1{id}/delete',
+        removal: true,
       },
     ]);
   });
@@ -464,51 +458,6 @@ describe('checkBreakingAgainst', () => {
     expect(result.changes.map((c) => c.path)).toEqual(['User.bio']);
   });
 
-  test('a breaking change is excused by a `BREAKING CHANGE:` footer of the commit that made it, for committed contracts only', async () => {
-    const dir = repoWithCommit({ 'schema/schema.graphql': baseSdl, 'openapi/openapi.yaml': baseDoc });
-    const git = (...args: string[]) =>
-      execFileSync('git', ['-c', 'user.name=test', '-c', 'user.email=test@example.com', '-c', 'commit.gpgsign=false', ...args], {
-        cwd: dir,
-        stdio: 'pipe',
-      });
-    writeFileSync(path.join(dir, 'schema/schema.graphql'), editSdl('  bio: String\n', ''));
-    git('commit', '-q', '-am', 'remove User.bio');
-    expect(await declaredBreakingChanges('HEAD~1', dir)).toEqual([]);
-
-    // a footer on a commit that did not make the break excuses nothing
-    git('commit', '-q', '--allow-empty', '-m', 'docs: say why\n\nBREAKING CHANGE: User.bio was never filled.');
-    const range = (await checkBreakingAgainst('HEAD~2', dir)).changes;
-    expect(range.map((change) => change.path)).toEqual(['User.bio']);
-    expect(undeclared(range, await declaredBreakingChanges('HEAD~2', dir))).toEqual(range);
-
-    // the commit that makes the break declares it: that break, and only it, is excused
-    writeFileSync(
-      path.join(dir, 'openapi/openapi.yaml'),
-      editDoc((d) => delete d.paths['/users/{id}'].delete),
-    );
-    git(
-      'commit',
-      '-q',
-      '-am',
-      'remove DELETE /users/{id}\n\nBREAKING CHANGE: deleting users moves to the admin API;\nclients must stop calling it.\n\nRefs: #12',
-    );
-    const all = (await checkBreakingAgainst('HEAD~3', dir)).changes;
-    const declarations = await declaredBreakingChanges('HEAD~3', dir);
-    expect(declarations.map(({ reason }) => reason)).toEqual([
-      'deleting users moves to the admin API; clients must stop calling it.',
-      'User.bio was never filled.',
-    ]);
-    expect(undeclared(all, declarations).map((change) => change.path)).toEqual(['User.bio']);
-    // not a declaration for the commits before the base
-    expect(await declaredBreakingChanges('HEAD', dir)).toEqual([]);
-    // an uncommitted contract edit on top is not covered
-    writeFileSync(
-      path.join(dir, 'openapi/openapi.yaml'),
-      editDoc((d) => delete d.paths['/users'].post),
-    );
-    expect(await declaredBreakingChanges('HEAD~3', dir)).toEqual([]);
-  });
-
   test('a revision that does not exist (HEAD~1 of a single commit) is skipped', async () => {
     const dir = repoWithCommit({ 'schema/schema.graphql': baseSdl, 'openapi/openapi.yaml': baseDoc });
     expect(await checkBreakingAgainst('HEAD~1', dir)).toEqual({ baseRev: 'HEAD~1', changes: [], skipped: 'base revision HEAD~1 does not exist' });
@@ -523,5 +472,127 @@ describe('checkBreakingAgainst', () => {
       if (saved === undefined) delete process.env.CONTRACTS_BASE;
       else process.env.CONTRACTS_BASE = saved;
     }
+  });
+});
+
+describe("issue 41: the gate's blind spots, on properties whose schema is a $ref, an anyOf or private, not only plain ones", () => {
+  /** User and UserInput with a property of each kind, all required. */
+  const kinds = (doc: any) => {
+    doc.components.schemas.Handle = { type: 'string', maxLength: 30 };
+    const properties = {
+      handle: { $ref: '#/components/schemas/Handle' },
+      email: { anyOf: [{ type: 'string', format: 'email' }, { const: '' }] },
+      secret: { type: 'string', 'x-private': true },
+      contact: { anyOf: [{ $ref: '#/components/schemas/Handle' }, { type: 'null' }], 'x-private': true },
+    };
+    for (const schema of [doc.components.schemas.User, doc.components.schemas.UserInput])
+      Object.assign(schema.properties, JSON.parse(JSON.stringify(properties)));
+    doc.components.schemas.User.required.push(...Object.keys(properties));
+  };
+  const between = async (base: (doc: any) => void, head: (doc: any) => void) => openapiBreakingChanges(editDoc(base), editDoc(head));
+  const then =
+    (...edits: ((doc: any) => void)[]) =>
+    (doc: any) =>
+      edits.forEach((change) => change(doc));
+
+  test.each(['name', 'handle', 'email', 'secret', 'contact'])(
+    'a response property (%s) taken out of `required` is breaking wherever it is answered',
+    async (name) => {
+      const changes = await between(
+        kinds,
+        then(kinds, (d) => (d.components.schemas.User.required = d.components.schemas.User.required.filter((n: string) => n !== name))),
+      );
+      expect(changes.map((change) => change.path)).toEqual([
+        `/paths/~1users/get/responses/200/content/application~1json/schema/items/properties/${name}`,
+        `/paths/~1users/post/responses/201/content/application~1json/schema/properties/${name}`,
+        `/paths/~1users~1{id}/get/responses/200/content/application~1json/schema/properties/${name}`,
+      ]);
+    },
+  );
+
+  test.each(['bio', 'handle', 'email', 'secret', 'contact'])('a request property (%s) made required is breaking', async (name) => {
+    const changes = await between(
+      kinds,
+      then(kinds, (d) => d.components.schemas.UserInput.required.push(name)),
+    );
+    expect(changes.map((change) => change.path)).toEqual([`/paths/~1users/post/requestBody/content/application~1json/schema/properties/${name}`]);
+  });
+
+  test('the regression: `email` of the real openapi.yaml User taken out of `required` is breaking', async () => {
+    const real = readFileSync(path.join(fixtures, '../../../../openapi/openapi.yaml'), 'utf8');
+    const required = 'required: [id, name, email, age, role, createdAt, updatedAt]\n      properties:\n        id:';
+    expect(real.split(required)).toHaveLength(2);
+    const changes = await openapiBreakingChanges(real, real.replace(required, required.replace('email, ', '')));
+    expect(changes.length).toBeGreaterThan(0);
+    expect(changes.every((change) => change.message === "response property 'email' no longer required: answers may lack it")).toBe(true);
+    expect(changes.map((change) => change.path)).toContainEqual(
+      expect.stringMatching(/^\/paths\/~1api~1v1~1users~1\{id\}\/get\/responses\/200\/.*\/properties\/email$/),
+    );
+  }, 30_000);
+
+  /** The list answer as alternatives, and the create body as alternatives (no `const` key on either). */
+  const unions =
+    (answers: object[], bodies: object[], keyword = 'oneOf') =>
+    (doc: any) => {
+      doc.paths['/users'].get.responses['200'].content['application/json'].schema = { [keyword]: answers };
+      doc.paths['/users'].post.requestBody.content['application/json'].schema = { [keyword]: bodies };
+    };
+  const list = { type: 'array', items: { $ref: '#/components/schemas/User' } };
+  const page = { type: 'object', properties: { items: list, total: { type: 'integer' } } };
+  const cursorPage = { type: 'object', properties: { items: list, next: { type: 'string' } } };
+  const byName = { type: 'object', properties: { name: { type: 'string' } } };
+  const byEmail = { type: 'object', properties: { email: { type: 'string' } } };
+  const keyed = (kind: string, extra: object) => ({ type: 'object', properties: { kind: { const: kind }, ...extra } });
+
+  test.each(['oneOf', 'anyOf'])('%s: an alternative added to an answer is breaking, without a const key too', async (keyword) => {
+    const added = await between(unions([list, page], [byName], keyword), unions([list, page, cursorPage], [byName], keyword));
+    expect(added.map((change) => `${change.path} ${change.message}`)).toEqual([
+      `/paths/~1users/get/responses/200/content/application~1json/schema/${keyword}/2 response ${keyword} alternative added: "object" {items, next}`,
+    ]);
+    const keyedAdded = await between(
+      unions([keyed('page', {}), keyed('list', {})], [byName], keyword),
+      unions([keyed('list', {}), keyed('page', {}), keyed('cursor', {})], [byName], keyword),
+    );
+    expect(keyedAdded.map((change) => change.message)).toEqual([`response ${keyword} alternative added: kind="cursor"`]);
+  });
+
+  test.each(['oneOf', 'anyOf'])('%s: an alternative removed from a request is breaking, without a const key too', async (keyword) => {
+    const removed = await between(unions([list], [byName, byEmail], keyword), unions([list], [byName], keyword));
+    expect(removed.map((change) => change.message)).toContainEqual(`request ${keyword} alternative removed: "object" {email}`);
+    expect(removed.every((change) => change.path?.startsWith('/paths/~1users/post/requestBody'))).toBe(true);
+  });
+
+  test('an alternative removed from an answer is breaking (as a GraphQL union member removed is)', async () => {
+    const removed = await between(unions([list, page], [byName]), unions([list], [byName]));
+    expect(removed.map((change) => change.path)).toEqual(['/paths/~1users/get/responses/200/content/application~1json']);
+    expect(removed[0]?.message).toContain('oneOf schema did not overlap with the previous schema'); // Optic's report, kept
+  });
+
+  test('an alternative added to a request is not breaking; nor is a reordering, keyed or not', async () => {
+    expect(await between(unions([list], [byName]), unions([list], [byName, byEmail]))).toEqual([]);
+    expect(await between(unions([list, page, cursorPage], [byName, byEmail]), unions([cursorPage, list, page], [byEmail, byName]))).toEqual([]);
+    expect(await between(unions([keyed('page', {}), keyed('list', {})], [byName]), unions([keyed('list', {}), keyed('page', {})], [byName]))).toEqual(
+      [],
+    );
+  });
+
+  test('a reordered union still compares each alternative with its own: a change inside one is found', async () => {
+    const narrowed = { type: 'object', properties: { name: { type: 'string', maxLength: 10 } } };
+    const changes = await between(unions([list], [byName, byEmail]), unions([list], [byEmail, narrowed]));
+    expect(changes.map((change) => `${change.path} ${change.message}`)).toEqual([
+      '/paths/~1users/post/requestBody/content/application~1json/schema/oneOf/1/properties/name request maxLength tightened from none to 10',
+    ]);
+  });
+
+  test('on a property whose schema is an anyOf ($ref alternatives): an alternative added to the answer is breaking', async () => {
+    const email = (alternatives: object[]) => (doc: any) => {
+      kinds(doc);
+      doc.components.schemas.User.properties.email = { anyOf: alternatives, 'x-private': true };
+    };
+    const changes = await between(
+      email([{ $ref: '#/components/schemas/Handle' }, { const: '' }]),
+      email([{ $ref: '#/components/schemas/Handle' }, { const: '' }, { type: 'null' }]),
+    );
+    expect(changes.map((change) => change.message)).toContainEqual('response anyOf alternative added: "null"');
   });
 });

@@ -12,6 +12,7 @@ import { capConnectionsPerAddress, limitSendStalls } from './http/connection-gua
 import type { Config } from './config/config.js';
 import { logStream } from './log-output.js';
 import authPlugin from './plugins/auth.js';
+import contractUsagePlugin from './plugins/contract-usage.js';
 import csrfPlugin from './plugins/csrf.js';
 import databasePlugin from './plugins/database.js';
 import domainPlugin from './plugins/domain.js';
@@ -137,6 +138,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   await app.register(csrfPlugin);
   await app.register(versioningPlugin);
   await app.register(rateLimitPlugin);
+  await app.register(contractUsagePlugin);
   await app.register(restPlugin);
   await app.register(graphqlPlugin);
   await app.register(docsPlugin);

@@ -15,6 +15,7 @@ import { enforce, operationRequirements } from './requirements.js';
 import { routeOptions } from './route-options.js';
 import { createValidatorCompiler } from './validator-compiler.js';
 import { answerInVendorMediaType, CURRENT_MEDIA_TYPE } from './media-type.js';
+import { deprecationHooks } from './deprecation.js';
 
 type AnyHandler = OperationHandler<OperationId, RestContext>;
 
@@ -95,6 +96,8 @@ async function restPlugin(app: FastifyInstance): Promise<void> {
   const purge = setInterval(() => void idempotencyStore.purgeExpired(Date.now()).catch(() => undefined), 3_600_000).unref();
   app.addHook('onClose', async () => clearInterval(purge));
   const bodies = operationBodies(specification);
+  // Deprecated operations and parameters answer with Deprecation, Sunset and a Link to the changelog (SPEC §6).
+  const withDeprecation = deprecationHooks(specification, `${app.config.mail.publicUrl}/docs/changelog`, app.config.contractUsage.deprecations);
   app.setValidatorCompiler(createValidatorCompiler());
   await app.register(openapiGlue, {
     specification,
@@ -124,7 +127,7 @@ async function restPlugin(app: FastifyInstance): Promise<void> {
       };
       // An operation of the contract without a handler is a build error, not a route that fails at request time.
       if (!handler) throw new Error(`openapi.yaml operation "${operationId}" has no handler in rest/operations.ts`);
-      return partialRoute({ ...options, handler: routeHandler(app, handler, body) });
+      return partialRoute({ ...withDeprecation(operationId, options), handler: routeHandler(app, handler, body) });
     },
   });
 }

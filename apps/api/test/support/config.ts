@@ -57,6 +57,9 @@ export function testConfig({ rateLimits, ...overrides }: TestConfigOverrides = {
     recentAuthMs: 600_000,
     graphiql: true,
     collections: DEFAULT_COLLECTION_LIMITS,
+    // Counted as in production, added to the database when a test flushes and at close: no timer adds a statement
+    // to a suite that counts them.
+    contractUsage: { enabled: true, flushIntervalMs: 3_600_000 },
     ...overrides,
   };
 }
