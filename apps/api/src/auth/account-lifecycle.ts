@@ -29,26 +29,35 @@ export class AccountLifecycle {
     private readonly identity: Identity,
     private readonly mail: MailDelivery,
     private readonly publicUrl: string,
-  ) {}
+  ) {
+    // Composed at their turn in the outbox's worker: a token is issued then, never stored in the outbox.
+    mail.define('email_verification', async ({ to, userId }) => {
+      // Only while the account still has this address (it may have changed again, or the account gone, meanwhile).
+      const user = userId === undefined ? null : await prisma.user.findUnique({ where: { id: userId }, select: { email: true } });
+      if (user?.email !== to) return null;
+      const token = await identity.accountTokens.issue(userId!, 'email_verification', to);
+      return verificationMessage(to, tokenLink(publicUrl, 'verify-email', token));
+    });
+    mail.define('email_changed', async ({ to }) => emailChangedNotice(to));
+    mail.define('password_reset', async ({ to }) => {
+      const user = await prisma.user.findUnique({ where: { email: to }, select: { id: true, email: true } });
+      if (!user) return null;
+      const token = await identity.accountTokens.issue(user.id, 'password_reset', user.email);
+      return passwordResetMessage(user.email, tokenLink(publicUrl, 'reset-password', token));
+    });
+  }
 
   /** What the users service calls on every door: a sign-up, an account made by an ADMIN, a change of e-mail. */
   readonly userHooks: AccountHooks = {
     created: (user) => this.sendVerification(user.id, user.email),
     emailChanged: (user, previous) => {
       this.sendVerification(user.id, user.email);
-      this.mail.enqueue({ kind: 'email_changed', userId: user.id, compose: async () => emailChangedNotice(previous) });
+      void this.mail.enqueue({ kind: 'email_changed', to: previous, userId: user.id });
     },
   };
 
   private sendVerification(userId: number, email: string): void {
-    this.mail.enqueue({
-      kind: 'email_verification',
-      userId,
-      compose: async () => {
-        const token = await this.identity.accountTokens.issue(userId, 'email_verification', email);
-        return verificationMessage(email, tokenLink(this.publicUrl, 'verify-email', token));
-      },
-    });
+    void this.mail.enqueue({ kind: 'email_verification', to: email, userId });
   }
 
   /**
@@ -88,18 +97,12 @@ export class AccountLifecycle {
 
   /**
    * `POST /auth/password/forgot`: queues the reset mail and returns at once, whether or not an account has this address
-   * (the lookup runs after the answer, so neither the answer nor its timing tells).
+   * (the lookup runs in the outbox's worker, several messages at once, so neither the answer, its timing nor the
+   * delay of the prober's own next mail tells).
    */
   forgotPassword(email: string): void {
-    this.mail.enqueue({
-      kind: 'password_reset',
-      compose: async () => {
-        const user = await this.prisma.user.findUnique({ where: { email: email.toLowerCase() }, select: { id: true, email: true } });
-        if (!user) return null;
-        const token = await this.identity.accountTokens.issue(user.id, 'password_reset', user.email);
-        return passwordResetMessage(user.email, tokenLink(this.publicUrl, 'reset-password', token));
-      },
-    });
+    // Stored for every address alike (one row, the same statement): the lookup is the worker's, at the message's turn.
+    void this.mail.enqueue({ kind: 'password_reset', to: email.toLowerCase() });
   }
 
   /**

@@ -64,12 +64,23 @@ export const CONFIG_SCHEMA = {
     GRAPHQL_TRUSTED_DOCUMENTS_ONLY: { type: 'boolean', default: false },
     SMTP_URL: { type: 'string', pattern: '^smtps?://' },
     MAIL_FROM: { type: 'string', minLength: 3, maxLength: 320, default: 'Users & Posts <no-reply@localhost>' },
+    // The mail outbox and its worker (mail/, issue 40): SMTP's bounds, how many messages leave at once, the queue's size
+    // and how much mail one address or one account may be sent per hour and kind.
+    SMTP_CONNECTION_TIMEOUT_MS: { type: 'integer', minimum: 100, maximum: 600_000, default: 10_000 },
+    SMTP_GREETING_TIMEOUT_MS: { type: 'integer', minimum: 100, maximum: 600_000, default: 10_000 },
+    SMTP_SOCKET_TIMEOUT_MS: { type: 'integer', minimum: 100, maximum: 600_000, default: 30_000 },
+    MAIL_CONCURRENCY: { type: 'integer', minimum: 1, maximum: 64, default: 4 },
+    MAIL_QUEUE_MAX: { type: 'integer', minimum: 1, default: 10_000 },
+    MAIL_RECIPIENT_MAX_PER_HOUR: { type: 'integer', minimum: 1, default: 10 },
+    MAIL_ACCOUNT_MAX_PER_HOUR: { type: 'integer', minimum: 1, default: 20 },
     PUBLIC_URL: { type: 'string', pattern: '^https?://[^/\\s]+(/\\S*)?$' },
     RECENT_AUTH_MS: { type: 'integer', minimum: 1000, default: 600_000 },
     EXACT_COUNT_LIMIT: { type: 'integer', minimum: 0, maximum: 1_000_000, default: 10_000 },
     // The contract's `offset` maximum bounds the window: it may be lowered here, never raised past what clients were told.
     MAX_OFFSET: { type: 'integer', minimum: 0, maximum: COLLECTION_WINDOW.maxOffset, default: COLLECTION_WINDOW.maxOffset },
     GRAPHIQL: { type: 'boolean', default: true },
+    // Usage of the contracts recorded per operation, field and client (plugins/contract-usage.ts, SPEC §6).
+    CONTRACT_USAGE: { type: 'boolean', default: true },
   },
   dependencies: { ADMIN_EMAIL: ['ADMIN_PASSWORD'], ADMIN_PASSWORD: ['ADMIN_EMAIL'] },
 } as const;

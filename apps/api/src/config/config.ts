@@ -124,6 +124,31 @@ export interface Config {
   graphiql: boolean;
   /** `EXACT_COUNT_LIMIT` and `MAX_OFFSET` (SPEC §4 "At scale"): how exactly the listings count, how deep they page. */
   collections: CollectionLimits;
+  /** Contract evolution at run time (SPEC §6): usage recording, and deprecations beyond the contract's. */
+  contractUsage: ContractUsageConfig;
+}
+
+export interface ContractUsageConfig {
+  /** `CONTRACT_USAGE` (default true): count requests per operation, parameter, GraphQL field and client (plugins/contract-usage.ts). */
+  enabled: boolean;
+  /** How often the counts are added to the database (default 10 s; not an env setting). */
+  flushIntervalMs?: number | undefined;
+  /**
+   * Deprecations added to those of openapi.yaml, by operationId (not an env setting: tests deprecate an operation or
+   * a parameter without editing the contract). Dates as the contract writes them (`YYYY-MM-DD`).
+   */
+  deprecations?: Record<string, DeprecationOverride> | undefined;
+}
+
+/** What `deprecated: true` with `x-sunset` (and `x-deprecated-at`) says of an operation and of its parameters. */
+export interface DeprecationOverride {
+  operation?: DeprecationDates;
+  parameters?: Record<string, DeprecationDates & { in: 'query' | 'header' }>;
+}
+
+export interface DeprecationDates {
+  sunset: string;
+  deprecatedAt?: string;
 }
 
 export interface MailConfig {
@@ -140,6 +165,30 @@ export interface MailConfig {
   outboxDir?: string | undefined;
   /** Waits before each retry of a failed delivery (not an env setting: tests shorten them). */
   retryDelaysMs?: readonly number[] | undefined;
+  /** `SMTP_CONNECTION_TIMEOUT_MS`, `SMTP_GREETING_TIMEOUT_MS`, `SMTP_SOCKET_TIMEOUT_MS` (defaults 10 s, 10 s, 30 s). */
+  smtpTimeouts?: SmtpTimeouts | undefined;
+  /** The outbox's worker and bounds (`MAIL_CONCURRENCY`, `MAIL_QUEUE_MAX`, `MAIL_*_MAX_PER_HOUR`); defaults in mail/outbox.ts. */
+  outbox?: Partial<MailOutboxConfig> | undefined;
+}
+
+export interface SmtpTimeouts {
+  /** To open the TCP (and TLS) connection. */
+  connectionMs: number;
+  /** From the connection to the server's 220 greeting. */
+  greetingMs: number;
+  /** Of silence on an open connection, at any later step (after EHLO, during DATA). */
+  socketMs: number;
+}
+
+export interface MailOutboxConfig {
+  /** Messages sent at once by this instance's worker. */
+  concurrency: number;
+  /** Most messages waiting in the outbox; beyond it new mail is dropped (logged, counted). */
+  queueMax: number;
+  /** Most messages of one kind to one address per hour (every account and every sender together). */
+  perRecipientPerHour: number;
+  /** Most messages of one kind about one account per hour. */
+  perAccountPerHour: number;
 }
 
 interface RawEnv {
@@ -198,8 +247,16 @@ interface RawEnv {
   SMTP_URL?: string;
   MAIL_FROM: string;
   PUBLIC_URL?: string;
+  SMTP_CONNECTION_TIMEOUT_MS: number;
+  SMTP_GREETING_TIMEOUT_MS: number;
+  SMTP_SOCKET_TIMEOUT_MS: number;
+  MAIL_CONCURRENCY: number;
+  MAIL_QUEUE_MAX: number;
+  MAIL_RECIPIENT_MAX_PER_HOUR: number;
+  MAIL_ACCOUNT_MAX_PER_HOUR: number;
   RECENT_AUTH_MS: number;
   GRAPHIQL: boolean;
+  CONTRACT_USAGE: boolean;
   EXACT_COUNT_LIMIT: number;
   MAX_OFFSET: number;
 }
@@ -289,10 +346,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       from: raw.MAIL_FROM,
       publicUrl: (raw.PUBLIC_URL ?? `http://localhost:${raw.PORT}`).replace(/\/+$/, ''),
       outboxDir: raw.NODE_ENV === 'production' ? undefined : path.join(dataDir, 'outbox'),
+      smtpTimeouts: {
+        connectionMs: raw.SMTP_CONNECTION_TIMEOUT_MS,
+        greetingMs: raw.SMTP_GREETING_TIMEOUT_MS,
+        socketMs: raw.SMTP_SOCKET_TIMEOUT_MS,
+      },
+      outbox: {
+        concurrency: raw.MAIL_CONCURRENCY,
+        queueMax: raw.MAIL_QUEUE_MAX,
+        perRecipientPerHour: raw.MAIL_RECIPIENT_MAX_PER_HOUR,
+        perAccountPerHour: raw.MAIL_ACCOUNT_MAX_PER_HOUR,
+      },
     },
     recentAuthMs: raw.RECENT_AUTH_MS,
     graphiql: raw.GRAPHIQL,
     collections: { exactCountLimit: raw.EXACT_COUNT_LIMIT, maxOffset: raw.MAX_OFFSET },
+    contractUsage: { enabled: raw.CONTRACT_USAGE },
   };
 }
 

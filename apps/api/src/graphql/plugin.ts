@@ -124,6 +124,7 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
       streams.plugin,
       credentials.plugin,
       app.metrics.subscriptionsPlugin,
+      app.contractUsage.graphqlPlugin,
       // Last: its execute wraps every other plugin's (the compiled one, the work limit), so what they run is traced.
       ...tracing,
     ],

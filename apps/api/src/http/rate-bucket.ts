@@ -1,5 +1,6 @@
-// The shape of a rate-limit bucket, shared by the limiter (plugins/rate-limit.ts) and the buckets of rate-limits/buckets.ts.
+// The shape of a rate-limit bucket, keyed on an HTTP request: shared by the limiter (plugins/rate-limit.ts), the buckets of rate-limits/buckets.ts and auth/address-trust.ts.
 import type { FastifyRequest } from 'fastify';
+import type { AppError } from '../errors/app-error.js';
 
 /** A rate-limit bucket: `max` requests per `windowMs` for each client key. */
 export interface RateBucket {
@@ -21,4 +22,9 @@ export interface RateBucket {
    * holds (the per-account login guard and an address its owner has logged in from, SPEC §3.3).
    */
   exemptIf?: (request: FastifyRequest) => boolean | Promise<boolean>;
+  /**
+   * With `countOnlyStatus`: the error a refusal by this bucket answers instead of the plain RATE_LIMITED, called once per
+   * refused request (the per-account login guard's, which also offers the owner a way in: SPEC §3.3).
+   */
+  refusal?: (request: FastifyRequest) => AppError;
 }

@@ -5,7 +5,8 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
 import type { FastifyBaseLogger } from 'fastify';
-import type { MailConfig } from '../config/config.js';
+import type { MailConfig, SmtpTimeouts } from '../config/config.js';
+import { DEFAULT_OUTBOX_CONFIG } from './delivery.js';
 
 export interface MailMessage {
   to: string;
@@ -30,13 +31,31 @@ function composed(message: MailMessage) {
   return { ...message, text: part(message.text), html: part(message.html) };
 }
 
-/** SMTP transport timeouts: a server that accepts the connection and then says nothing must not hold a delivery forever. */
-const SMTP_TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000 };
+/** SMTP's bounds by default (SMTP_CONNECTION_TIMEOUT_MS, SMTP_GREETING_TIMEOUT_MS, SMTP_SOCKET_TIMEOUT_MS). */
+export const DEFAULT_SMTP_TIMEOUTS: SmtpTimeouts = { connectionMs: 10_000, greetingMs: 10_000, socketMs: 30_000 };
 
 export function createMailer(config: MailConfig, log: FastifyBaseLogger): Mailer {
   if (config.smtpUrl) {
-    const transport = nodemailer.createTransport(config.smtpUrl, { from: config.from, ...SMTP_TIMEOUTS });
-    // The options object above is merged into the URL's by nodemailer (`createTransport(url, defaults)`).
+    const timeouts = config.smtpTimeouts ?? DEFAULT_SMTP_TIMEOUTS;
+    // The timeouts go in the transport's options, beside `url` (which nodemailer parses and merges under them): the
+    // second argument of createTransport is the messages' defaults, where a timeout is silently ignored (issue 40,
+    // SMTP-TIMEOUTS-IGNORED). A server that accepts and never greets, or stalls after EHLO or in DATA, fails the send.
+    // Pooled: a connection (and its TLS handshake) serves many messages, one per worker slot at most.
+    const transport = nodemailer.createTransport(
+      {
+        url: config.smtpUrl,
+        pool: true,
+        maxConnections: config.outbox?.concurrency ?? DEFAULT_OUTBOX_CONFIG.concurrency,
+        // A message whose connection closed fails at once, and the outbox retries it at its fair turn: the pool's own
+        // requeue (5 by default, to the front of its queue) would let one stalling recipient hold everyone's mail.
+        maxRequeues: 0,
+        connectionTimeout: timeouts.connectionMs,
+        greetingTimeout: timeouts.greetingMs,
+        socketTimeout: timeouts.socketMs,
+        dnsTimeout: timeouts.connectionMs,
+      },
+      { from: config.from },
+    );
     return {
       configured: true,
       send: async (message) => void (await transport.sendMail(composed(message))),

@@ -57,3 +57,16 @@ export const emailChangedNotice = (to: string): MailMessage =>
     'The e-mail address of the account that used this address was just changed, and this address no longer signs in to it.',
     'If you did not make this change, contact the administrator of this service at once.',
   ]);
+
+/** SPEC §3.3: the per-account login guard refused an address; the link lets the address it is opened from in. */
+export const addressTrustMessage = (to: string, link: string): MailMessage =>
+  message(
+    to,
+    'A login to your account from a new address',
+    [
+      'Someone tried to log in to the account with this e-mail address from an address it was not used from, while that account is protected against repeated failed logins.',
+      'If it was you: open the link below on the device you are logging in from, then log in again with your password. The link works once, for one hour, and lets in only the address it is opened from; it does not log anyone in by itself.',
+      'If it was not you, ignore this message; consider changing your password if you think it may be known.',
+    ],
+    { href: link, label: 'Let this device log in' },
+  );

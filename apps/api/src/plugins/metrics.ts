@@ -23,6 +23,10 @@ export interface Metrics {
   subscriptionsPlugin: Plugin;
   /** Counts a query run compiled (graphql/acceleration/compiled-execution.ts), by which executor's answer was sent. */
   countCompiledExecution: (answeredBy: 'compiled' | 'graphql-js') => void;
+  /** Counts a message of the mail outbox by outcome (mail/delivery.ts): sent, skipped, failed, or dropped (over budget, queue full). */
+  countMail: (outcome: 'sent' | 'skipped' | 'failed' | 'dropped', kind: string) => void;
+  /** Where `mail_outbox_pending` reads the outbox's waiting rows at scrape time. */
+  watchMailOutbox: (pending: () => Promise<number>) => void;
 }
 
 /** How long a scrape waits for the database ping behind `db_up`. */
@@ -110,6 +114,21 @@ async function metricsPlugin(app: FastifyInstance): Promise<void> {
     labelNames: ['answered_by'] as const,
     registers: [registry],
   });
+  const mailMessages = new Counter({
+    name: 'mail_messages_total',
+    help: 'Messages of the mail outbox by kind and outcome: sent, skipped (nothing to send at its turn), failed (every attempt), dropped (over its budget or beyond MAIL_QUEUE_MAX).',
+    labelNames: ['kind', 'outcome'] as const,
+    registers: [registry],
+  });
+  let mailPending: (() => Promise<number>) | undefined;
+  new Gauge({
+    name: 'mail_outbox_pending',
+    help: 'Messages waiting in the mail outbox (every instance), at most MAIL_QUEUE_MAX.',
+    registers: [registry],
+    async collect() {
+      this.set(mailPending ? await withTimeout(mailPending(), DB_PING_TIMEOUT_MS).catch(() => 0) : 0);
+    },
+  });
   const db = app.db;
   if (db.poolStats()) {
     // PostgreSQL only (PGlite has one in-process connection and no pool): read from the pool at scrape time. Before
@@ -190,6 +209,10 @@ async function metricsPlugin(app: FastifyInstance): Promise<void> {
       }),
     },
     countCompiledExecution: (answeredBy) => compiledExecutions.inc({ answered_by: answeredBy }),
+    countMail: (outcome, kind) => mailMessages.inc({ kind, outcome }),
+    watchMailOutbox: (pending) => {
+      mailPending = pending;
+    },
   } satisfies Metrics);
 
   serveMetrics(app, registry);

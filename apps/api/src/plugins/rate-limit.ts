@@ -19,7 +19,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { clientKey } from '../http/client-address.js';
 import { AppError } from '../errors/app-error.js';
-import type { RateBucket } from '../rate-limits/bucket.js';
+import type { RateBucket } from '../http/rate-bucket.js';
 import { settleHook } from './settle-hook.js';
 
 declare module 'fastify' {
@@ -46,6 +46,8 @@ interface BucketState {
   /** Epoch milliseconds when the window resets. */
   resetAt: number;
   exceeded: boolean;
+  /** The refusing bucket's own error (RateBucket.refusal), when it has one. */
+  refusal?: (() => AppError) | undefined;
 }
 
 type Limiter = ReturnType<FastifyInstance['createRateLimit']>;
@@ -156,7 +158,7 @@ function writeHeaders(reply: FastifyReply, state: BucketState): void {
 }
 
 const tooMany = (state: BucketState) =>
-  new AppError('RATE_LIMITED', `Too many requests; retry in ${Math.max(1, seconds(state.resetAt - Date.now()))} s`);
+  state.refusal?.() ?? new AppError('RATE_LIMITED', `Too many requests; retry in ${Math.max(1, seconds(state.resetAt - Date.now()))} s`);
 
 async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
   // Only @fastify/rate-limit's stores are used, never its hooks: the hooks below decide which buckets count a request.
@@ -244,7 +246,8 @@ async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
       const held = inFlight.get(key) ?? 0;
       const remaining = Math.max(0, state.remaining - held);
       if (state.exceeded || remaining <= 0) {
-        const refused = { ...state, remaining: 0, exceeded: true };
+        const { refusal } = bucket;
+        const refused = { ...state, remaining: 0, exceeded: true, ...(refusal ? { refusal: () => refusal(request) } : {}) };
         if (!bucket.exemptIf) return refused;
         return settle(bucket.exemptIf(request), (exempt) => (exempt ? { ...refused, exceeded: false } : refused));
       }

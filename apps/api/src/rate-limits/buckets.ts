@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { sha256 } from '../auth/hashing.js';
 import { clientAddress } from '../http/client-address.js';
 import type { Config } from '../config/config.js';
-import type { RateBucket } from './bucket.js';
+import type { RateBucket } from '../http/rate-bucket.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -54,8 +54,9 @@ export const knownLoginKey = (request: FastifyRequest) => knownLoginKeyOf(loginE
  * Failed logins per account (the e-mail) across addresses (SPEC §3.3): only a password checked and refused counts (a
  * bad credential header is the address's failure, not a guess at the account); once over the limit the account
  * refuses logins from addresses its owner has not logged in from within KNOWN_LOGIN_TTL_MS, never from those, so no
- * set of addresses can keep the owner out of an account from where they use it. Also used up by a wrong current
- * password on a password change.
+ * set of addresses can keep the owner out of an account from where they use it. From anywhere else, each refusal
+ * offers a link mailed to the account (auth/address-trust.ts) that makes the address it is opened from known. Also
+ * used up by a wrong current password on a password change.
  */
 export const loginAccountBucket = (rateLimits: Config['rateLimits']): RateBucket => ({
   name: 'login-account',
@@ -65,12 +66,14 @@ export const loginAccountBucket = (rateLimits: Config['rateLimits']): RateBucket
   countOnlyStatus: 401,
   countOnlyIf: (request) => request.passwordRefused === true,
   exemptIf: (request) => request.server.identity.stores.knownLogins.has(knownLoginKey(request)),
+  // The owner's way in from a new address (SPEC §3.3): a link mailed to the account, which lets in where it is opened.
+  refusal: (request) => request.server.addressTrust.refuse(loginEmail(request)),
 });
 
 /**
  * The account lifecycle's buckets (SPEC §3.2), documented on each operation: reset mail per address asked for and per
- * client (no one floods an inbox, nor probes many addresses); token guesses per client, reset and verification
- * counted together; verification mail per user.
+ * client (no one floods an inbox, nor probes many addresses); token guesses per client, reset, verification and
+ * address-trust links counted together; verification mail per user.
  */
 export function accountBuckets(): Partial<Record<OperationId, RateBucket[]>> {
   const tokenGuesses: RateBucket = { name: 'account-token', max: 30, windowMs: 15 * MINUTE_MS, key: clientAddress };
@@ -81,6 +84,7 @@ export function accountBuckets(): Partial<Record<OperationId, RateBucket[]>> {
     ],
     resetPassword: [tokenGuesses],
     verifyEmail: [tokenGuesses],
+    trustLoginAddress: [tokenGuesses],
     resendVerification: [{ name: 'verify-resend', max: 5, windowMs: HOUR_MS, key: (request) => principalKey(request) }],
   };
 }

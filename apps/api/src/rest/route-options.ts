@@ -4,7 +4,7 @@ import type { OperationId } from '@users-posts/contracts';
 import type { FastifyInstance, RouteShorthandOptions } from 'fastify';
 import { clientAddress } from '../http/client-address.js';
 import { accountBuckets, loginBuckets } from '../rate-limits/buckets.js';
-import type { RateBucket } from '../rate-limits/bucket.js';
+import type { RateBucket } from '../http/rate-bucket.js';
 
 const MINUTE_MS = 60_000;
 

@@ -93,6 +93,17 @@ const USERS_PAGE: PageSource<UserSortField | keyof UserFilter> = {
   },
 };
 
+/**
+ * What a door hands a change of a user (issue 40, EMAIL-CHANGE-ENUM): `admitEmailChange` uses up one account of the
+ * caller's sign-up bucket (SPEC §4; `consumeSignup` of rate-limits/buckets.ts, keyed on the client address) and throws
+ * RATE_LIMITED when it is spent. A change of one's own e-mail answers 409 when the address is taken, as sign-up does, so
+ * each one is priced as a sign-up: whoever tests addresses this way learns no more per hour than sign-up would tell.
+ */
+export interface UserChangeDoor {
+  /** Required of every door, so that a new one cannot forget it (SPEC §0.1). */
+  admitEmailChange: () => Promise<void>;
+}
+
 const NO_HOOKS: AccountHooks = { created: () => undefined, emailChanged: () => undefined };
 
 /** Locked in id order (the same order for every writer: no deadlock between two of them). */
@@ -171,8 +182,14 @@ export class UsersService {
    * Changes a user: allowed for that user and for ADMINs; `role` only by an ADMIN. A caller who may not act on the
    * id gets 403 whether or not it exists (existence is not revealed); an ADMIN gets 404 for a missing one.
    */
-  async update(principal: Principal, id: string | number, patch: Unvalidated<UserPatch>, expectation?: Expectation): Promise<PublicUser> {
-    return this.change(principal, id, 'UpdateUserInput', patch, expectation);
+  async update(
+    principal: Principal,
+    id: string | number,
+    patch: Unvalidated<UserPatch>,
+    door: UserChangeDoor,
+    expectation?: Expectation,
+  ): Promise<PublicUser> {
+    return this.change(principal, id, 'UpdateUserInput', patch, door, expectation);
   }
 
   /**
@@ -180,9 +197,15 @@ export class UsersService {
    * omitted `role` kept. The same rules as `update`: self or ADMIN, `role` only from an ADMIN (any `role`, even the
    * current one).
    */
-  async replace(principal: Principal, id: string | number, input: Unvalidated<UserReplacement>, expectation?: Expectation): Promise<PublicUser> {
+  async replace(
+    principal: Principal,
+    id: string | number,
+    input: Unvalidated<UserReplacement>,
+    door: UserChangeDoor,
+    expectation?: Expectation,
+  ): Promise<PublicUser> {
     const cleared = Object.fromEntries(nullableFields('ReplaceUserInput').map((field) => [field, null]));
-    return this.change(principal, id, 'ReplaceUserInput', { ...cleared, ...input }, expectation);
+    return this.change(principal, id, 'ReplaceUserInput', { ...cleared, ...input }, door, expectation);
   }
 
   private async change(
@@ -190,7 +213,8 @@ export class UsersService {
     id: string | number,
     schema: 'UpdateUserInput' | 'ReplaceUserInput',
     input: Unvalidated<UserPatch>,
-    expectation?: Expectation,
+    door: UserChangeDoor,
+    expectation: Expectation | undefined,
   ): Promise<PublicUser> {
     const dbId = parseId(id);
     if (principal.kind === 'anonymous') throw new AppError('UNAUTHENTICATED');
@@ -204,7 +228,7 @@ export class UsersService {
     const data = userPatchData(input);
     let changed: UserChange;
     try {
-      changed = await this.prisma.$transaction((tx) => applyUserChange(tx, principal, dbId, data, expectation));
+      changed = await this.prisma.$transaction((tx) => applyUserChange(tx, principal, dbId, data, door, expectation));
     } catch (error) {
       translatePrismaError(error, { unique: EMAIL_TAKEN, missing: 'User not found' });
     }
@@ -288,7 +312,7 @@ export class UsersService {
           throw conflict([{ field: 'data.email', message: 'cannot be set on more than one user' }]);
         }
         const changes: UserChange[] = [];
-        for (const { id } of existing) changes.push(await applyUserChange(tx, caller, id, data));
+        for (const { id } of existing) changes.push(await applyUserChange(tx, caller, id, data, ADMINS_UNPRICED));
         return changes;
       });
     } catch (error) {
@@ -348,6 +372,9 @@ function userPatchData(patch: UserPatch) {
   return { ...storedAsIs('User', patch), ...(patch.email === undefined ? {} : { email: patch.email.toLowerCase() }) };
 }
 
+/** The bulk write's door: it is an ADMIN's (requireRole), and an ADMIN's changes of e-mail are not priced. */
+const ADMINS_UNPRICED: UserChangeDoor = { admitEmailChange: () => Promise.resolve() };
+
 /** A change committed by applyUserChange, and what must follow it once committed (UsersService.changesMade). */
 interface UserChange {
   user: PublicUser;
@@ -360,14 +387,16 @@ interface UserChange {
 /**
  * The one command that changes a user, run inside the caller's transaction by the single write (PATCH, PUT,
  * updateUser) and by each item of the bulk write alike: the expected version under the row's lock, the last ADMIN,
- * a recent login to change one's own e-mail (SPEC §3.2), the old address's verification cleared. The caller has
- * checked who may change this user and validated `data`.
+ * a recent login to change one's own e-mail (SPEC §3.2) and, for anyone but an ADMIN, one account of the sign-up
+ * bucket (`door.admitEmailChange`: the 409 of a taken address tells what sign-up's would, at sign-up's price), the old
+ * address's verification cleared. The caller has checked who may change this user and validated `data`.
  */
 async function applyUserChange(
   tx: Prisma.TransactionClient,
   principal: Exclude<Principal, { kind: 'anonymous' }>,
   id: number,
   data: ReturnType<typeof userPatchData>,
+  door: UserChangeDoor,
   expectation?: Expectation,
 ): Promise<UserChange> {
   if (expectation) await lockExpected(tx, 'users', id, 'User', expectation);
@@ -377,6 +406,8 @@ async function applyUserChange(
   if (current && data.email !== undefined && current.email !== data.email) {
     // One's own e-mail is where resets go: changing it needs a recent login (SPEC §3.2), not just any credential.
     if (principal.kind === 'user' && principal.userId === id) requireRecentLogin(principal);
+    // Counted whether the address is free or taken (before the write tells which): 429 once spent, either way.
+    if (principal.role !== 'ADMIN') await door.admitEmailChange();
     previousEmail = current.email;
   }
   // The service verified the old address, not a new one (and OpenID linking trusts only a verified address).

@@ -255,6 +255,19 @@ const cases: Case[] = [
     ],
     [400, 'an unknown token', () => json('POST', '/auth/email/verify', { token: 'no-such-token' })],
   ]),
+  ...ops('trustLoginAddress', [
+    [
+      204,
+      'a live token',
+      async () => {
+        const fay = await createAccount(app, 'fay@example.com');
+        const token = await app.identity.accountTokens.issue(fay.id, 'address_trust', fay.email);
+        return json('POST', '/auth/login/trust-address', { token });
+      },
+    ],
+    [400, 'an unknown token', () => json('POST', '/auth/login/trust-address', { token: 'no-such-token' })],
+    [422, 'no token', () => json('POST', '/auth/login/trust-address', {})],
+  ]),
   ...ops('resendVerification', [
     [202, 'to the caller', () => call({ method: 'POST', url: '/auth/email/verify/resend', headers: bob.headers })],
     [401, 'anonymous', () => call({ method: 'POST', url: '/auth/email/verify/resend' })],

@@ -23,12 +23,48 @@ export interface paths {
          *     (email) across addresses: once over it, the account refuses logins from addresses it was
          *     never logged in to from (within 30 days) until that window ends, never from those, so no set
          *     of addresses keeps the owner out where they use the account, and a password reset from a new
-         *     address makes it theirs too (refused attempts do not extend the window). Every attempt is counted first: a credential header that does not verify is
+         *     address makes it theirs too (refused attempts do not extend the window). That refusal (the
+         *     same `429` for a right or wrong password and for an unknown e-mail) also mails the account's
+         *     address, if an account has it, a link that lets the address it is followed from in
+         *     (`POST /auth/login/trust-address`): a way in from a new address that no attacker can block.
+         *     Every attempt is counted first: a credential header that does not verify is
          *     answered `401` like a wrong password and counted against the sending address, never against
          *     the account. The password policy (8–128 characters) is applied when a password is set; here
          *     any non-empty password up to 128 characters is accepted for checking.
          */
         post: operations["login"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/login/trust-address": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Let the calling address past the account's login guard with a mailed link
+         * @description The way in of SPEC §3.3 from an address never used before. When the per-account guard of
+         *     `POST /login` refuses an address (`429`), a link `<PUBLIC_URL>/trust-address#token=…` is
+         *     mailed to the account's address, if an account has it: at most 3 per account per hour, each
+         *     valid for one hour and for one use (a newer link does not void an older one). Posting its
+         *     token vouches for the address this request comes from: `POST /login` from there is no longer
+         *     refused by the per-account guard (for 30 days, as after a login from there), so the right
+         *     password gets in at once. It logs nobody in: the password is still needed. Only the address
+         *     that follows the link is let in, never the one whose refusal sent it.
+         *
+         *     A token that is unknown, already used, expired, meant for something else, or mailed to an
+         *     address the account no longer has answers `400` with code `40002`, the same answer for each.
+         *     Rate limited with the reset and verification tokens: 30 attempts per 15 minutes per client
+         *     address.
+         */
+        post: operations["trustLoginAddress"];
         delete?: never;
         options?: never;
         head?: never;
@@ -144,7 +180,10 @@ export interface paths {
          *     posts the token to `POST /auth/password/reset`.
          *
          *     Rate limited (`429`) to 5 requests per hour per e-mail address and 20 per hour per client
-         *     address. A server without mail configured still answers `202`.
+         *     address. A server without mail configured still answers `202`. The mail is also held to the
+         *     mail budgets (at most `MAIL_RECIPIENT_MAX_PER_HOUR`, 10 by default, reset messages to one address
+         *     per hour) and to the outbox's bound (`MAIL_QUEUE_MAX`); over them the answer is the same `202`
+         *     and nothing is sent.
          */
         post: operations["forgotPassword"];
         delete?: never;
@@ -220,7 +259,9 @@ export interface paths {
          * @description Mails a new verification link to the signed-in user's address (earlier links stop working);
          *     nothing is sent when the address is verified already. `202` either way. Rate limited to 5
          *     requests per hour per user. A server without mail configured answers `503` with code
-         *     `50301`.
+         *     `50301`. Verification mail is held to the mail budgets (at most `MAIL_RECIPIENT_MAX_PER_HOUR`,
+         *     10 by default, to one address and `MAIL_ACCOUNT_MAX_PER_HOUR`, 20, about one account per hour);
+         *     over them the answer is the same `202` and nothing is sent.
          */
         post: operations["resendVerification"];
         delete?: never;
@@ -683,6 +724,15 @@ export interface paths {
          *     `POST /api/v1/api-keys`); any change of e-mail marks the address unverified, mails a
          *     verification link to the new address and a notice to the old one. Demoting the last ADMIN
          *     → `409` with code `40902`.
+         *
+         *     A change of one's own e-mail by anyone but an ADMIN counts in the sign-up bucket (as
+         *     `POST /api/v1/users` does: `SIGNUP_RATE_LIMIT_MAX` per `SIGNUP_RATE_LIMIT_WINDOW_MS` per client
+         *     address), whether the new address is free or taken: a taken one still answers `409` (the owner
+         *     learns the address did not change), and once the bucket is spent every such change answers
+         *     `429`, taken or free, so probing addresses here tells no more than sign-up would.
+         *     The mail it sends is held to the mail budgets: at most `MAIL_RECIPIENT_MAX_PER_HOUR` (10) messages
+         *     of a kind to one address and `MAIL_ACCOUNT_MAX_PER_HOUR` (20) of a kind about one account per
+         *     hour; over them the change is made and answered as usual, and the message is not sent.
          */
         put: operations["replaceUser"];
         post?: never;
@@ -704,6 +754,15 @@ export interface paths {
          *     `POST /api/v1/api-keys`); any change of e-mail marks the address unverified, mails a
          *     verification link to the new address and a notice to the old one. Demoting the last ADMIN
          *     → `409` with code `40902`.
+         *
+         *     A change of one's own e-mail by anyone but an ADMIN counts in the sign-up bucket (as
+         *     `POST /api/v1/users` does: `SIGNUP_RATE_LIMIT_MAX` per `SIGNUP_RATE_LIMIT_WINDOW_MS` per client
+         *     address), whether the new address is free or taken: a taken one still answers `409` (the owner
+         *     learns the address did not change), and once the bucket is spent every such change answers
+         *     `429`, taken or free, so probing addresses here tells no more than sign-up would.
+         *     The mail it sends is held to the mail budgets: at most `MAIL_RECIPIENT_MAX_PER_HOUR` (10) messages
+         *     of a kind to one address and `MAIL_ACCOUNT_MAX_PER_HOUR` (20) of a kind about one account per
+         *     hour; over them the change is made and answered as usual, and the message is not sent.
          */
         patch: operations["updateUser"];
         trace?: never;
@@ -1369,7 +1428,10 @@ export interface components {
         VerifyEmailInput: {
             token: components["schemas"]["AccountToken"];
         };
-        /** @description The token of a reset or verification link (what follows `#token=`). */
+        TrustLoginAddressInput: {
+            token: components["schemas"]["AccountToken"];
+        };
+        /** @description The token of a reset, verification or address-trust link (what follows `#token=`). */
         AccountToken: string;
         Accepted: {
             /** @enum {boolean} */
@@ -2633,6 +2695,39 @@ export interface components {
                 "application/vnd.api.v1+json": components["schemas"]["ErrorEnvelope"];
             };
         };
+        /**
+         * @description Rate limited; retry after `Retry-After` seconds. When the account's guard across addresses
+         *     refused this address, the message also says that a link to let this address in was mailed
+         *     to the account's address (`POST /auth/login/trust-address`); the answer is the same whether
+         *     the password was right or wrong and whether the account exists.
+         */
+        LoginTooManyRequests: {
+            headers: {
+                "Retry-After": components["headers"]["Retry-After"];
+                "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                RateLimit: components["headers"]["RateLimit"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "code": 42900,
+                 *       "message": "Too many failed logins for this account from new addresses. If an account has this e-mail, a link to let this address in was mailed to it: open it here, then log in again; or retry after Retry-After seconds."
+                 *     }
+                 */
+                "application/json": components["schemas"]["ErrorEnvelope"];
+                /**
+                 * @example {
+                 *       "code": 42900,
+                 *       "message": "Too many failed logins for this account from new addresses. If an account has this e-mail, a link to let this address in was mailed to it: open it here, then log in again; or retry after Retry-After seconds."
+                 *     }
+                 */
+                "application/vnd.api.v1+json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
         /** @description Unexpected server fault (no stack or internals in production). */
         InternalError: {
             headers: {
@@ -2981,6 +3076,36 @@ export interface operations {
             200: components["responses"]["LoginSucceeded"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["LoginFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["LoginTooManyRequests"];
+            431: components["responses"]["HeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    trustLoginAddress: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "token": "3q2-7wQy9xZbVtK1mA8sJd"
+                 *     }
+                 */
+                "application/json": components["schemas"]["TrustLoginAddressInput"];
+            };
+        };
+        responses: {
+            204: components["responses"]["NoContent"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];

@@ -1,11 +1,12 @@
-// POST /login, /auth/refresh, /logout: password login, refresh-token rotation, and ending sign-ins.
+// POST /login, /auth/login/trust-address, /auth/refresh, /logout: password login and the owner's way past its guard
+// from a new address, refresh-token rotation, and ending sign-ins.
 import type { OperationHandlers } from '@users-posts/contracts';
 import { ACCESS_TTL_SECONDS } from '../../auth/credentials/jwt.js';
 import { clearSessionCookie, completeLogin } from '../../auth/login.js';
 import { requireUser } from '../../auth/principal.js';
 import { AppError } from '../../errors/app-error.js';
 import type { RestContext } from '../context.js';
-import { KNOWN_LOGIN_TTL_MS, knownLoginKey } from '../../rate-limits/buckets.js';
+import { KNOWN_LOGIN_TTL_MS, knownLoginKey, knownLoginKeyOf } from '../../rate-limits/buckets.js';
 
 const LOGIN_FAILED = { success: false, error: 'Invalid email or password' } as const;
 
@@ -30,6 +31,14 @@ export const authHandlers = {
       if (error instanceof AppError && error.kind.status === 401) return { status: 401, body: LOGIN_FAILED };
       throw error;
     }
+  },
+
+  trustLoginAddress: async ({ body }, { request }) => {
+    // Whoever opened the mailed link controls the account's address: from where they did, the per-account guard lets
+    // the password be tried (SPEC §3.3); the password is still needed.
+    const { email } = await request.server.addressTrust.follow(body.token);
+    await request.server.identity.stores.knownLogins.remember(knownLoginKeyOf(email, request), KNOWN_LOGIN_TTL_MS);
+    return { status: 204, body: undefined };
   },
 
   refreshTokens: async ({ body }, { request }) => {

@@ -54,6 +54,7 @@ export const usersHandlers = {
       request.principal,
       params.id,
       body,
+      { admitEmailChange: () => consumeSignup(request.server, request) }, // one's own e-mail: priced as a sign-up (issue 40)
       expectationOf(request, showsPrivateOfUser(request.principal, params.id)),
     );
     return { status: 200, headers: viewHeaders(reply, userValidator(request.principal)(user)), body: ok(userResource(request.principal)(user)) };
@@ -64,6 +65,7 @@ export const usersHandlers = {
       request.principal,
       params.id,
       body,
+      { admitEmailChange: () => consumeSignup(request.server, request) }, // one's own e-mail: priced as a sign-up (issue 40)
       expectationOf(request, showsPrivateOfUser(request.principal, params.id)),
     );
     return { status: 200, headers: viewHeaders(reply, userValidator(request.principal)(user)), body: ok(userResource(request.principal)(user)) };

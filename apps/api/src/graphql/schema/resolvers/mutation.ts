@@ -22,8 +22,15 @@ export const Mutation: MutationResolvers<GraphQLContext> = {
     await consumeSignup();
     return services.users.create(withoutNulls(input));
   },
-  updateUser: (_root, { id, input, expectedVersion }, { principal, services }) =>
-    services.users.update(principal, id, input, expectedVersion == null ? undefined : { versions: [expectedVersion] }),
+  updateUser: (_root, { id, input, expectedVersion }, { principal, services, consumeSignup }) =>
+    // One's own e-mail is priced as a sign-up (issue 40): every alias counts, as createUser's do.
+    services.users.update(
+      principal,
+      id,
+      input,
+      { admitEmailChange: consumeSignup },
+      expectedVersion == null ? undefined : { versions: [expectedVersion] },
+    ),
   deleteUser: (_root, { id }, { services, principal }) => services.users.delete(principal, id),
   createPost: (_root, args, { principal, services }) => services.posts.create(principal, args),
 };

@@ -1,0 +1,2 @@
+-- AlterEnum
+ALTER TYPE "AccountTokenPurpose" ADD VALUE 'address_trust';
