@@ -47,8 +47,8 @@ async function domainPlugin(app: FastifyInstance, opts: DomainPluginOptions): Pr
   const consume = (bucket: RateBucket, key: string) => app.consumeRateLimit(bucket, { key });
   app.decorate('addressTrust', new AddressTrust(db.prisma, identity, delivery, { publicUrl: config.mail.publicUrl, consume, log: app.log }));
   app.decorate('services', createServices(db, sharedState.events, config.collections, account.userHooks));
-  // The outbox's worker runs once the database is open, and stops before it closes (rows left wait for the next start).
-  app.addHook('onReady', async () => delivery.start());
+  // The outbox's worker is started last of the start (app.ts), and stops before the database closes (rows left wait
+  // for the next start).
   app.addHook('onClose', () => delivery.close());
 }
 
