@@ -21,6 +21,28 @@ function parseIds(text: string): number[] {
   return [...new Set(ids as number[])];
 }
 
+/**
+ * PUT and PATCH: the users service's one command, with the REST door's price of one's own e-mail (a sign-up of the
+ * client's address, issue 40) and the expected version of the view the caller is shown; answered in that view.
+ */
+async function changeUser(
+  kind: 'replace' | 'update',
+  services: RestContext['services'],
+  request: RestContext['request'],
+  reply: RestContext['reply'],
+  id: number,
+  body: Parameters<RestContext['services']['users']['update']>[2],
+) {
+  const door = { admitEmailChange: () => consumeSignup(request.server, request) };
+  const expectation = expectationOf(request, showsPrivateOfUser(request.principal, id));
+  const user = await services.users[kind](request.principal, id, body, door, expectation);
+  return {
+    status: 200 as const,
+    headers: viewHeaders(reply, userValidator(request.principal)(user)),
+    body: ok(userResource(request.principal)(user)),
+  };
+}
+
 export const usersHandlers = {
   listUsers: async ({ query }, { services, request, reply }) => {
     const collection = parseCollectionQuery(
@@ -49,27 +71,9 @@ export const usersHandlers = {
     };
   },
 
-  replaceUser: async ({ params, body }, { services, request, reply }) => {
-    const user = await services.users.replace(
-      request.principal,
-      params.id,
-      body,
-      { admitEmailChange: () => consumeSignup(request.server, request) }, // one's own e-mail: priced as a sign-up (issue 40)
-      expectationOf(request, showsPrivateOfUser(request.principal, params.id)),
-    );
-    return { status: 200, headers: viewHeaders(reply, userValidator(request.principal)(user)), body: ok(userResource(request.principal)(user)) };
-  },
+  replaceUser: ({ params, body }, { services, request, reply }) => changeUser('replace', services, request, reply, params.id, body),
 
-  updateUser: async ({ params, body }, { services, request, reply }) => {
-    const user = await services.users.update(
-      request.principal,
-      params.id,
-      body,
-      { admitEmailChange: () => consumeSignup(request.server, request) }, // one's own e-mail: priced as a sign-up (issue 40)
-      expectationOf(request, showsPrivateOfUser(request.principal, params.id)),
-    );
-    return { status: 200, headers: viewHeaders(reply, userValidator(request.principal)(user)), body: ok(userResource(request.principal)(user)) };
-  },
+  updateUser: ({ params, body }, { services, request, reply }) => changeUser('update', services, request, reply, params.id, body),
 
   // ADMIN (the service decides; the contract's x-required-role is the outer guard). Idempotent: 204 whether or not the user existed.
   deleteUser: async ({ params }, { services, request }) => {
