@@ -15,12 +15,9 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Prisma, PrismaClient } from '@users-posts/db';
 import type { MailOutboxConfig } from '../config/config.js';
 import type { Mailer, MailMessage } from './mailer.js';
-import { MailOutbox, type OutboxLimits, type OutboxRow } from './outbox.js';
+import { DEFAULT_OUTBOX_CONFIG, MailOutbox, type OutboxLimits, type OutboxRow } from './outbox.js';
 
 export const DEFAULT_RETRY_DELAYS_MS = [1_000, 5_000, 30_000] as const;
-
-/** The outbox's bounds by default (MAIL_CONCURRENCY, MAIL_QUEUE_MAX, MAIL_RECIPIENT_MAX_PER_HOUR, MAIL_ACCOUNT_MAX_PER_HOUR). */
-export const DEFAULT_OUTBOX_CONFIG: MailOutboxConfig = { concurrency: 4, queueMax: 10_000, perRecipientPerHour: 10, perAccountPerHour: 20 };
 
 /** How often an idle worker looks for rows due (another instance's, a retry, one whose lease ended). */
 const POLL_MS = 2_000;

@@ -6,7 +6,7 @@ import path from 'node:path';
 import nodemailer from 'nodemailer';
 import type { FastifyBaseLogger } from 'fastify';
 import type { MailConfig, SmtpTimeouts } from '../config/config.js';
-import { DEFAULT_OUTBOX_CONFIG } from './delivery.js';
+import { DEFAULT_OUTBOX_CONFIG } from './outbox.js';
 
 export interface MailMessage {
   to: string;

@@ -2,6 +2,10 @@
 // statement, claimed by any instance's worker with FOR UPDATE SKIP LOCKED, and settled. Every time is the database's
 // (LOCALTIMESTAMP, as the columns' defaults), so instances whose clocks differ agree on budgets and leases.
 import { Prisma, type PrismaClient } from '@users-posts/db';
+import type { MailOutboxConfig } from '../config/config.js';
+
+/** The outbox's bounds by default (MAIL_CONCURRENCY, MAIL_QUEUE_MAX, MAIL_RECIPIENT_MAX_PER_HOUR, MAIL_ACCOUNT_MAX_PER_HOUR). */
+export const DEFAULT_OUTBOX_CONFIG: MailOutboxConfig = { concurrency: 4, queueMax: 10_000, perRecipientPerHour: 10, perAccountPerHour: 20 };
 
 /** A stored message: what composes it at send time (never a token: tokens are issued when it is composed). */
 export interface OutboxRow {
