@@ -56,7 +56,7 @@ export class Identity {
       graceMs: app.config.refreshReuseGraceMs,
       onReuse: async (userId) => void (await this.securityEvents.revokeCredentials(userId)),
     });
-    this.apiKeys = new ApiKeyService(prisma, clock);
+    this.apiKeys = new ApiKeyService(prisma, clock, (userId) => this.revoked(userId));
     this.passwords = new PasswordCredentials(prisma);
     this.accountTokens = new AccountTokenService(prisma, clock);
     this.oauthLinks = new OAuthLinks(prisma, clock, this.recentAuthMs);

@@ -42,6 +42,15 @@ export const CLIENT_NAME = /^[A-Za-z0-9._-]{1,64}$/;
  * name is a row of the table; names beyond it are counted as `anonymous` until the next flush.
  */
 const MAX_CLIENTS = 1000;
+/**
+ * The operation name is the caller's to invent too, and part of every row's key: names longer than this are recorded as
+ * ANONYMOUS_OPERATION (a key of kilobytes is over PostgreSQL's index row limit, and one such row failed every flush
+ * after it), and at most MAX_OPERATIONS distinct names are kept between two flushes (the rest as ANONYMOUS_OPERATION).
+ */
+export const MAX_OPERATION_NAME = 128;
+const MAX_OPERATIONS = 1000;
+/** Failed flushes kept for the next one (the database unreachable): older ones are dropped, so memory stays bounded. */
+const MAX_RETRIED_BATCHES = 30;
 const DEFAULT_FLUSH_INTERVAL_MS = 10_000;
 /** Rows per upsert statement. */
 const CHUNK = 2000;
@@ -95,7 +104,8 @@ export function operationCoordinates(schema: GraphQLSchema, document: DocumentNo
       }),
     );
   }
-  return { operation: operation.name?.value ?? ANONYMOUS_OPERATION, coordinates: [...coordinates] };
+  const name = operation.name?.value;
+  return { operation: name !== undefined && name.length <= MAX_OPERATION_NAME ? name : ANONYMOUS_OPERATION, coordinates: [...coordinates] };
 }
 
 const userClients = new Map<number, string>();
@@ -118,6 +128,21 @@ class Tally {
   readonly rest = new Map<string, { clients: Counts; parameters: Map<string, Counts> }>();
   readonly graphql = new Map<Shape, Counts>();
   private readonly clients = new Set<string>();
+  private readonly operations = new Set<string>();
+  /** The same coordinates counted under ANONYMOUS_OPERATION, for a shape whose name is beyond MAX_OPERATIONS. */
+  private readonly overflow = new Map<Shape, Shape>();
+
+  /** The shape as counted: its operation name beyond MAX_OPERATIONS distinct ones is ANONYMOUS_OPERATION. */
+  admitShape(shape: Shape): Shape {
+    if (shape.operation === ANONYMOUS_OPERATION || this.operations.has(shape.operation)) return shape;
+    if (this.operations.size < MAX_OPERATIONS) {
+      this.operations.add(shape.operation);
+      return shape;
+    }
+    let anonymous = this.overflow.get(shape);
+    if (!anonymous) this.overflow.set(shape, (anonymous = { operation: ANONYMOUS_OPERATION, coordinates: shape.coordinates }));
+    return anonymous;
+  }
 
   /** The client as counted: an `X-Client-Name` beyond MAX_CLIENTS distinct ones is `anonymous`. */
   admit(client: string): string {
@@ -223,9 +248,10 @@ async function contractUsagePlugin(app: FastifyInstance): Promise<void> {
     let byOperation = shapes.get(args.document);
     if (!byOperation) shapes.set(args.document, (byOperation = new Map()));
     const name = args.operationName ?? '';
-    let shape = byOperation.get(name);
-    if (shape === undefined) byOperation.set(name, (shape = operationCoordinates(args.schema, args.document, args.operationName) ?? null));
-    if (!shape) return;
+    let known = byOperation.get(name);
+    if (known === undefined) byOperation.set(name, (known = operationCoordinates(args.schema, args.document, args.operationName) ?? null));
+    if (!known) return;
+    const shape = tally.admitShape(known);
     const context = args.contextValue as { principal?: Principal; request?: FastifyRequest } | undefined;
     const client = tally.admit(clientOf(context?.principal, context?.request?.headers['x-client-name']));
     let counts = tally.graphql.get(shape);
@@ -245,6 +271,10 @@ async function contractUsagePlugin(app: FastifyInstance): Promise<void> {
     tally = new Tally();
     // The day the counts are added on: the flush's (a window of a few seconds may cross midnight into the next day).
     const batches = [...retry, ...(taken.empty ? [] : [[new Date().toISOString().slice(0, 10), taken.rows()] as (typeof retry)[number]])];
+    if (batches.length > MAX_RETRIED_BATCHES) {
+      app.log.warn({ dropped: batches.length - MAX_RETRIED_BATCHES }, 'contract usage: the oldest unrecorded flushes dropped');
+      batches.splice(0, batches.length - MAX_RETRIED_BATCHES);
+    }
     retry = [];
     for (const [index, [day, rows]] of batches.entries()) {
       try {

@@ -86,6 +86,18 @@ describe('attack: @stream with a negative or null initialCount', () => {
     expect(logged.slice(before).filter((line) => line.level >= 50)).toEqual([]);
   });
 
+  it('a fragment only another operation of the document uses is not checked against this operation’s variables', async () => {
+    const document =
+      'fragment F on Post { id @include(if: $x) } query A($x: Boolean!) { posts(limit: 1) { ...F } } query B { posts(limit: 1) { id } }';
+    const response = await fetch(`${base}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json' },
+      body: JSON.stringify({ query: document, operationName: 'B' }),
+    });
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { errors?: unknown }).errors).toBeUndefined();
+  });
+
   it('initialCount 0 and 1 still stream, with the rest as parts', async () => {
     for (const count of [0, 1]) {
       const answer = await post(`{ users(limit: 3) @stream(initialCount: ${count}) { id } }`);

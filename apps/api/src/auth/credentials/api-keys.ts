@@ -20,6 +20,8 @@ export class ApiKeyService {
   constructor(
     private readonly prisma: PrismaClient,
     private readonly clock: Clock,
+    /** A key was deleted: its owner's open streams authorize again at once (auth/access-changes.ts), not at their next check. */
+    private readonly revoked: (userId: number) => void = () => undefined,
   ) {}
 
   async create(userId: number, name: string): Promise<CreatedApiKey> {
@@ -52,6 +54,7 @@ export class ApiKeyService {
     if (!key) return false;
     if (key.userId !== caller.userId && !caller.admin) throw new AppError('FORBIDDEN', 'Not your API key');
     const { count } = await this.prisma.apiKey.deleteMany({ where: { id } });
+    if (count === 1) this.revoked(key.userId);
     return count === 1;
   }
 

@@ -20,6 +20,7 @@ import {
   type ExecutionArgs,
   type ValidationContext,
   type ValueNode,
+  separateOperations,
 } from 'graphql';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
 
@@ -81,8 +82,10 @@ function refusal(args: ExecutionArgs): GraphQLError | undefined {
   });
   if (coerced.errors) return undefined; // Likewise: invalid variables run nothing.
   let refused: GraphQLError | undefined;
-  // Every definition of the document: a fragment another operation uses is checked too (its variables read as absent).
-  visit(args.document, {
+  // The chosen operation and the fragments it reaches, as the executor runs them: a fragment only another operation
+  // uses reads variables this one does not declare, and is not refused for them.
+  const reached = operation.name ? (separateOperations(args.document)[operation.name.value] ?? args.document) : args.document;
+  visit(reached, {
     Directive(node) {
       if (!node.arguments?.some((argument) => hasVariable(argument.value))) return false;
       const definition = args.schema.getDirective(node.name.value);

@@ -88,6 +88,8 @@ interface SocketExtra extends Record<PropertyKey, unknown> {
   subscriptions?: Map<string, Release>;
   /** The context of each running operation, by id: its principal is replaced when the socket is verified again. */
   contexts?: Map<string, GraphQLContext>;
+  /** How many access changes of its user this socket has heard (an operation authorized before one is authorized again). */
+  accessChanges?: number;
 }
 
 /** Execution args carrying Yoga's enveloped `execute` and `subscribe`, which graphql-ws then calls with them. */
@@ -260,7 +262,10 @@ export function serveGraphQLOverWebSocket(options: GraphQLWebSocketOptions): Gra
   const reverifyUser = (userId: number) => {
     for (const extra of byUser.get(userId) ?? []) reverify(extra);
   };
-  const stopListening = options.onAccessChanged(reverifyUser);
+  const stopListening = options.onAccessChanged((userId) => {
+    for (const extra of byUser.get(userId) ?? []) extra.accessChanges = (extra.accessChanges ?? 0) + 1;
+    reverifyUser(userId);
+  });
   const reverifyTimer = setInterval(() => {
     for (const userId of byUser.keys()) reverifyUser(userId);
   }, options.reverifyIntervalMs ?? 30_000).unref();
@@ -344,6 +349,7 @@ export function serveGraphQLOverWebSocket(options: GraphQLWebSocketOptions): Gra
         }
       },
       onSubscribe: async (ctx, id, payload) => {
+        const heard = ctx.extra.accessChanges ?? 0;
         let principal: Principal;
         try {
           principal = await authorize(ctx.extra);
@@ -358,6 +364,8 @@ export function serveGraphQLOverWebSocket(options: GraphQLWebSocketOptions): Gra
         try {
           const result = await prepare(ctx.extra, id, payload, principal);
           admitted = !Array.isArray(result);
+          // The user's access changed while this operation was being prepared: its context missed that re-verification.
+          if (admitted && (ctx.extra.accessChanges ?? 0) !== heard) reverify(ctx.extra);
           return result;
         } finally {
           // Refused documents (parse, validation, limits, not a subscription) hold no slot.
