@@ -4,9 +4,8 @@
 // as variables, over HTTP POST), and no answer is an internal error, and nothing is logged at error level.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { FastifyInstance } from 'fastify';
-import type { AddressInfo } from 'node:net';
 import { createAuthTestApp } from '../support/auth.js';
-import { wsClient } from '../support/ws.js';
+import { listen, wsClient } from '../support/ws.js';
 
 let app: FastifyInstance;
 let base: string;
@@ -18,8 +17,7 @@ beforeAll(async () => {
     logDestination: { write: (line: string) => void logged.push(JSON.parse(line)) },
   });
   await app.db.prisma.user.createMany({ data: ['dora', 'emil'].map((name) => ({ name, email: `${name}@example.com` })) });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  ({ http: base } = await listen(app));
 }, 60_000);
 afterAll(() => app.close());
 
