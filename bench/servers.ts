@@ -130,8 +130,8 @@ export async function startProduct(
 }
 
 /** The raw-pg baseline (bench/baseline/server.ts) in its own process on the same database. */
-export async function startBaseline(databaseUrl: string, port: number, nodeBinary = process.execPath): Promise<Server> {
-  const child = spawn(nodeBinary, ['--import', 'tsx', 'bench/baseline/server.ts'], {
+export async function startBaseline(databaseUrl: string, port: number, nodeBinary = process.execPath, nodeArgs: string[] = []): Promise<Server> {
+  const child = spawn(nodeBinary, [...nodeArgs, '--import', 'tsx', 'bench/baseline/server.ts'], {
     cwd: repoRoot,
     env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port) },
     stdio: ['ignore', 'ignore', 'inherit'],

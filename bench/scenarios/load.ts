@@ -21,6 +21,8 @@ export interface RequestShape {
 }
 
 export interface LoadFigures {
+  /** Requests answered in the run. */
+  requests: number;
   requestsPerSecond: number;
   p50: number;
   p99: number;
@@ -119,7 +121,7 @@ export async function timedLoad(base: string, pid: number, request: RequestShape
   const cpuBefore = processCpuMs(pid);
   const { total, ...figures } = await (loadGenerator === 'wrk' ? wrkLoad : autocannonLoad)(base, request, seconds, connections);
   const cpuMs = processCpuMs(pid) - cpuBefore;
-  return { cpuUsPerRequest: total ? Math.round((cpuMs * 1000) / total) : NaN, ...figures };
+  return { requests: total, cpuUsPerRequest: total ? Math.round((cpuMs * 1000) / total) : NaN, ...figures };
 }
 
 /** Exactly `amount` requests, all answered when this resolves; returns how many succeeded (2xx). */
