@@ -466,6 +466,33 @@ describe('the GraphQL fast path answers as Yoga does', () => {
     }
   });
 
+  it('a document it has prepared is still checked per request: other variables, another operation, a cost over the limit, a principal', async () => {
+    // One text sent again and again (the fast path keeps what parsing and validating it gave): what depends on the
+    // request (variables, the operation named, the work budget, who asks) is decided anew every time, as Yoga does.
+    const text = 'query One($n: Int!) { users(limit: $n) { id name } } query Two { users(limit: 1) { id } }';
+    const sequence: Case[] = [
+      { name: 'one, 2 rows', payload: { query: text, operationName: 'One', variables: { n: 2 } } },
+      { name: 'two', payload: { query: text, operationName: 'Two' } },
+      { name: 'one, a limit over the budget', payload: { query: text, operationName: 'One', variables: { n: 1_000_000 } } },
+      { name: 'one, a variable of the wrong type', payload: { query: text, operationName: 'One', variables: { n: 'many' } } },
+      { name: 'no operation named', payload: { query: text } },
+      { name: 'one, 3 rows, authenticated', payload: { query: text, operationName: 'One', variables: { n: 3 } }, authenticated: true },
+      { name: 'one, 1 row', payload: { query: text, operationName: 'One', variables: { n: 1 } } },
+    ];
+    const statuses: number[] = [];
+    const bodies: string[] = [];
+    for (const testCase of sequence) {
+      const [mine, theirs] = [await answer(fast, testCase, 'application/json'), await answer(yoga, testCase, 'application/json')];
+      expect({ name: testCase.name, ...mine }).toEqual({ name: testCase.name, ...theirs });
+      statuses.push(mine.status);
+      bodies.push(mine.body);
+    }
+    expect(statuses).toEqual([200, 200, 400, 400, 400, 200, 200]);
+    expect(bodies[2]).toContain('QUERY_TOO_COMPLEX');
+    expect(bodies[3]).toContain('BAD_USER_INPUT');
+    expect(bodies.map((body) => (body.match(/"id"/g) ?? []).length)).toEqual([2, 1, 0, 0, 0, 3, 1]);
+  });
+
   it('an authenticated mutation (each app its own token; the same answer and the same change)', async () => {
     const [mine, theirs] = [await answer(fast, deletion, undefined), await answer(yoga, deletion, undefined)];
     expect(mine).toEqual(theirs);

@@ -10,7 +10,8 @@
 // persisted document's hash, a hash or text the persisted documents refuse, documents that do not parse or validate,
 // subscriptions) is declined before anything runs, and Yoga's handler answers it as before. Written by hand: Yoga offers no public "handle parsed params" entry point.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { getOperationAST, GraphQLError, type DocumentNode } from 'graphql';
+import { getOperationAST, GraphQLError, type DocumentNode, type OperationDefinitionNode } from 'graphql';
+import { LRUCache } from 'lru-cache';
 import { createGraphQLError, processRegularResult } from 'graphql-yoga';
 import type { AnyYoga } from '../schema/context.js';
 import { COMPILABLE_REQUEST } from './compiled-execution.js';
@@ -95,6 +96,55 @@ function isPlainSuccess(result: unknown): result is { data: unknown } {
   return errors === undefined;
 }
 
+/** A document that parsed and validated, and its operation to run (a query or mutation). */
+interface Runnable {
+  document: DocumentNode;
+  operation: OperationDefinitionNode;
+}
+
+type Enveloped = ReturnType<AnyYoga['getEnveloped']>;
+
+/** Parses and validates through the envelop (every plugin's parse and validate hooks); undefined: Yoga answers it. */
+function prepare(enveloped: Enveloped, params: SimpleParams): Runnable | undefined {
+  let document: DocumentNode;
+  try {
+    document = enveloped.parse(params.query);
+    // graphql-armor's limits throw from validation (QUERY_TOO_COMPLEX); other rules return their errors.
+    if (enveloped.validate(enveloped.schema, document).length > 0) return undefined;
+  } catch {
+    return undefined; // Yoga reports it (parse and validation results are cached, so this costs a lookup)
+  }
+  const operation = getOperationAST(document, params.operationName);
+  if (!operation || operation.operation === 'subscription') return undefined;
+  return { document, operation };
+}
+
+/**
+ * The documents this path has prepared, by text and operation name, so that a document sent again runs at once. Yoga
+ * caches parse and validation results too, but reaching its cache goes through every plugin's parse and validate
+ * hooks (closures per request, the rule names joined into its key): a quarter of the GraphQL engine's CPU on
+ * `user(id)` (`pnpm bench:profile`, docs/benchmarks.md). Sound because nothing in those hooks depends on the request:
+ * the same text parses to the same document under the same limits (armor's, nesting.ts), and validation rules are
+ * the same for every request (Yoga's own validation cache assumes it too). Tracing's hooks do depend on it (a span
+ * per parse and validate): with traces on, this memo is not used. A document that failed is not kept: Yoga answers it.
+ */
+export class PreparedDocuments {
+  private readonly byText = new LRUCache<string, Map<string | undefined, Runnable>>({ max: 1000 });
+
+  of(enveloped: Enveloped, params: SimpleParams): Runnable | undefined {
+    const byName = this.byText.get(params.query);
+    const known = byName?.get(params.operationName);
+    if (known) return known;
+    const runnable = prepare(enveloped, params);
+    // Operation names a client sends for one text are few; an attacker varying them only fills this text's map, bounded.
+    if (runnable && (byName?.size ?? 0) < 16) {
+      if (byName) byName.set(params.operationName, runnable);
+      else this.byText.set(params.query, new Map([[params.operationName, runnable]]));
+    }
+    return runnable;
+  }
+}
+
 /** True when the request was answered; false when nothing ran and Yoga's handler must answer it. */
 export type FastPath = (req: FastifyRequest, reply: FastifyReply) => Promise<boolean>;
 
@@ -103,7 +153,12 @@ export function graphqlFastPath(
   // Any server context (the route passes Fastify's request and reply, as to Yoga's handler).
   yoga: AnyYoga,
   /** Yoga's `maskedErrors.maskError` with its message and isDev applied, as its handler calls it. */
-  options: { maskError: (error: unknown) => Error; persisted: PersistedDocuments },
+  options: {
+    maskError: (error: unknown) => Error;
+    persisted: PersistedDocuments;
+    /** Documents prepared before (undefined with traces on: every request runs the parse and validate hooks). */
+    prepared?: PreparedDocuments | undefined;
+  },
 ): FastPath {
   return async (req, reply) => {
     if (req.method !== 'POST' || !isYogaJsonContentType(req.headers['content-type'])) return false;
@@ -118,16 +173,9 @@ export function graphqlFastPath(
     // GRAPHQL_PARSE_FAILED only for an HTTP request, and that error is cached for the same text): the same context
     // Yoga gives them, with Fastify's request, whose `method` is what they read.
     const enveloped = yoga.getEnveloped({ req, reply, request: req, params });
-    let document: DocumentNode;
-    try {
-      document = enveloped.parse(params.query);
-      // graphql-armor's limits throw from validation (QUERY_TOO_COMPLEX); other rules return their errors.
-      if (enveloped.validate(enveloped.schema, document).length > 0) return false;
-    } catch {
-      return false; // Yoga reports it (parse and validation results are cached, so this costs a lookup)
-    }
-    const operation = getOperationAST(document, params.operationName);
-    if (!operation || operation.operation === 'subscription') return false;
+    const runnable = options.prepared ? options.prepared.of(enveloped, params) : prepare(enveloped, params);
+    if (!runnable) return false;
+    const { document } = runnable;
     const contextValue: Record<PropertyKey, unknown> = await enveloped.contextFactory();
     // One operation with the request's work budget to itself: the compiled executor may run it (compiled-execution.ts).
     contextValue[COMPILABLE_REQUEST] = true;

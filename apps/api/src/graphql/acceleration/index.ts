@@ -7,7 +7,7 @@ import type { PersistedDocuments } from '../guards/persisted-documents.js';
 import { databaseUnavailableAmong, withUnreachableDatabase, type AnyYoga, type GraphQLContext } from '../schema/context.js';
 import { maskError } from '../transports/errors.js';
 import { compiledExecutionPlugin } from './compiled-execution.js';
-import { graphqlFastPath, type FastPath } from './http-fast-path.js';
+import { graphqlFastPath, PreparedDocuments, type FastPath } from './http-fast-path.js';
 
 export interface GraphQLAcceleration {
   /** Envelop plugins to place before the work limit (its execute wraps the compiled one: metered and stopped alike). */
@@ -34,7 +34,12 @@ export function graphqlAcceleration(app: FastifyInstance, options: { production:
       : [],
     fastPath: (yoga) =>
       app.config.graphqlFastPath
-        ? graphqlFastPath(yoga, { maskError: (error) => maskError(error, 'Unexpected error.', !options.production), persisted: options.persisted })
+        ? graphqlFastPath(yoga, {
+            maskError: (error) => maskError(error, 'Unexpected error.', !options.production),
+            persisted: options.persisted,
+            // Traces have a span per parse and validate: with them on, every request runs those hooks.
+            prepared: app.tracerProvider ? undefined : new PreparedDocuments(),
+          })
         : async () => false,
   };
 }
