@@ -4,8 +4,17 @@ import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync }
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, test } from '@jest/globals';
+import { afterAll, describe, expect, jest, test } from '@jest/globals';
 import { createMigration, migrationSlug, nextTimestamp, NothingToMigrateError, pendingMigrationSql } from '../db-migration.js';
+
+/**
+ * The outer bound on each test, for a run of the Prisma CLI that hangs; the tests wait on the CLI's exit
+ * (scripts/db-migration.ts resolves on it). Each run (one in most tests, two in the gate's) starts the WebAssembly schema
+ * engine, which compiles its WebAssembly and replays the migration history into an in-memory PGlite: ~4 s of a quiet
+ * 2-core machine, many times that on a loaded one (36 s for the gate's two runs beside 8 busy loops; a full `pnpm test`
+ * beside a load of ~9 failed one of these tests).
+ */
+jest.setTimeout(240_000);
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const work = mkdtempSync(path.join(os.tmpdir(), 'db-migration-'));

@@ -1,6 +1,6 @@
 // The usage round trip with the real processes (SPEC §6, issue 41): the server on the embedded database counts two named
 // clients, keeps its counts through a stop, and `pnpm contracts:usage export` writes who used what.
-import { afterAll, describe, expect, it } from '@jest/globals';
+import { afterAll, describe, expect, it, jest } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -11,6 +11,10 @@ import { repoRoot } from '../../src/paths.js';
 import { startApi } from '../support/processes.js';
 
 const run = promisify(execFile);
+// The test waits on the processes' own signals: the server's readiness and exit (startApi's 90 s, stop's 30 s of grace)
+// and two exports' exits (each bounded below). jest's timeout is only an outer bound above all of them, for a loaded
+// 2-core machine where a first start alone (initdb, migrations) can take a good part of a minute.
+jest.setTimeout(300_000);
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'users-posts-usage-'));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
@@ -19,6 +23,7 @@ const exportUsage = (out: string) =>
   run(process.execPath, ['--import', 'tsx', 'scripts/contracts-usage.ts', 'export', '--out', out], {
     cwd: repoRoot,
     env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '' },
+    timeout: 60_000, // a hang detector: the export is one tsx start and a file read
   });
 
 describe('pnpm contracts:usage export after a real server ran', () => {

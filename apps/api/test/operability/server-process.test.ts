@@ -1,11 +1,16 @@
 // The product as `pnpm start` runs it: a real process on the embedded database, answering, then stopping on SIGTERM.
-import { afterAll, describe, expect, it } from '@jest/globals';
+import { afterAll, describe, expect, it, jest } from '@jest/globals';
 import { CORE_SCHEMA, load } from 'js-yaml';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { repoRoot } from '../../src/paths.js';
 import { startApi, type ApiProcess } from '../support/processes.js';
+
+// Each test waits on the process's own signals, bounded by startApi (ready within 90 s) and stop (30 s of grace), which
+// fail with the server's output; jest's timeout is only an outer bound above theirs. A first start on a loaded 2-core
+// machine (initdb, migrations) can take a good part of a minute.
+jest.setTimeout(180_000);
 
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'users-posts-e2e-'));
 const started: ApiProcess[] = [];
