@@ -5,7 +5,6 @@ import { access, copyFile, cp, mkdir, readFile, rm, stat, writeFile } from 'node
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import * as esbuild from 'esbuild';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const outdir = path.join(root, 'apps/api/dist');
@@ -164,6 +163,8 @@ export async function buildIsCurrent() {
 }
 
 export async function build() {
+  // Loaded here: `pnpm start` (scripts/start.mjs) imports this file for buildIsCurrent alone.
+  const esbuild = await import('esbuild');
   await rm(outdir, { recursive: true, force: true });
   await mkdir(outdir, { recursive: true });
   const result = await esbuild.build({
@@ -219,7 +220,8 @@ export async function build() {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
-  // `pnpm start`: `--if-stale` starts from the existing build when nothing it was made from has changed.
+  // `--if-stale`: nothing to do when nothing the existing build was made from has changed (scripts/start.mjs, behind
+  // `pnpm start`, asks buildIsCurrent itself).
   if (process.argv.includes('--if-stale') && (await buildIsCurrent())) {
     console.log('apps/api/dist is current (nothing it was built from has changed): not rebuilt');
     process.exit(0);
