@@ -113,7 +113,7 @@ for (const node of benchNodes()) {
   const work = mkdtempSync(path.join(os.tmpdir(), 'users-posts-first-start-'));
   try {
     const checkout = path.join(work, 'clone');
-    run('git', ['clone', '--quiet', '--no-hardlinks', repoRoot, checkout], work, nodeDir);
+    run('git', ['-c', 'advice.detachedHead=false', 'clone', '--quiet', '--no-hardlinks', repoRoot, checkout], work, nodeDir);
     const installStarted = performance.now();
     run('pnpm', ['install', '--frozen-lockfile', '--prefer-offline', '--reporter=silent'], checkout, nodeDir);
     const installMs = Math.round(performance.now() - installStarted);
