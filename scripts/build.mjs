@@ -1,7 +1,8 @@
 // Production build: bundles apps/api/src/main.ts with esbuild into apps/api/dist/ and copies the files it reads at run time.
 // Plain JS (not .ts) so that `pnpm build` needs no TypeScript loader and `pnpm start` stays quick to build.
 import { createHash } from 'node:crypto';
-import { access, copyFile, cp, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { access, copyFile, cp, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -143,6 +144,28 @@ async function writeContract() {
   await writeFile(path.join(outdir, 'openapi.json'), JSON.stringify(jsYaml.load(text, { schema: jsYaml.CORE_SCHEMA })));
 }
 
+/**
+ * dist/pglite-initial.tar: the embedded database's data directory with every migration applied, which a first start
+ * copies instead of running initdb and the migrations (pglite-worker.js): seconds of CPU, and a process that peaked at
+ * ~1 GB, before a newcomer's first page. Cached by the migrations and PGlite's version (migrated-template.ts), so a
+ * build whose migrations did not change only copies it. A build where it cannot be made still serves: the first
+ * start then initialises as before.
+ */
+async function writeInitialDataDirectory() {
+  const made = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/pglite-initial.ts', path.join(outdir, 'pglite-initial.tar')], {
+    cwd: root,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    encoding: 'utf8',
+  });
+  if (made.status !== 0) console.warn(`build: no dist/pglite-initial.tar (a first start will run initdb): ${made.stderr.trim().split('\n').at(-1)}`);
+}
+
+/** The migration files (repository-relative): a build's initial data directory holds them all. */
+async function migrationFiles() {
+  const entries = await readdir(path.join(root, 'prisma/migrations'), { recursive: true, withFileTypes: true });
+  return entries.filter((entry) => entry.isFile()).map((entry) => path.relative(root, path.join(entry.parentPath, entry.name)));
+}
+
 /** Where a build records what it was made from (its inputs' paths and a stamp of their sizes and times). */
 const STAMP_FILE = path.join(outdir, 'build-stamp.json');
 
@@ -204,6 +227,7 @@ export async function build() {
   await Promise.all(RUNTIME_FILES.map((file) => copyFile(file, path.join(outdir, path.basename(file)))));
   await cp(swaggerUiStatic, path.join(outdir, 'static'), { recursive: true });
   await writeContract();
+  await writeInitialDataDirectory();
   await writeFile(path.join(outdir, 'package.json'), '{ "type": "module" }\n');
   await writeFile(path.join(outdir, 'main.js'), LAUNCHER);
   // What this build was made from: every file esbuild read (sources and packages), the files copied beside it, the
@@ -213,6 +237,8 @@ export async function build() {
     ...RUNTIME_FILES.map((file) => path.relative(root, file)),
     'openapi/openapi.yaml',
     'scripts/build.mjs',
+    'scripts/pglite-initial.ts',
+    ...(await migrationFiles()),
     'pnpm-lock.yaml',
   ].filter((file) => !file.includes(':'));
   await writeFile(STAMP_FILE, JSON.stringify({ stamp: await stampOf(files), files }));

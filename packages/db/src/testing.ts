@@ -1,42 +1,17 @@
 // Databases for test suites: every call gives a fresh, migrated database that no other test sees — an in-memory
 // PGlite copy of a cached migrated template, or, when DATABASE_URL is set, a throwaway PostgreSQL database.
-import { createHash, randomUUID } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { PGLITE_EXTENSIONS } from '@users-posts/schema-engine-bridge/pglite-extensions';
 import { openPGliteDatabase, openPostgresDatabase, type Database, type PoolOptions } from './database.js';
 import { PGLITE_POSTGRESQL_CONF } from './embedded/pglite-thread.js';
-import { applyMigrations, readMigrations } from './migrate.js';
+import { migratedTemplateFile } from './migrated-template.js';
 
 export { countStatements, type StatementCounter } from './statement-counter.js';
 export type { Database } from './database.js';
-
-/** Where migrated PGlite templates are cached between runs (keyed by the migrations and the PGlite version). */
-export const TEMPLATE_CACHE_DIR = fileURLToPath(new URL('../../../node_modules/.cache/users-posts/', import.meta.url));
-
-async function templateKey(): Promise<string> {
-  const { migrationDirectories, lockfile } = await readMigrations();
-  const require = createRequire(import.meta.url);
-  const pgliteEntry = require.resolve('@electric-sql/pglite');
-  const pgliteVersion = JSON.parse(await readFile(path.join(pgliteEntry, '../../package.json'), 'utf8')).version;
-  const hash = createHash('sha256').update(JSON.stringify({ migrationDirectories, lockfile, pgliteVersion }));
-  return hash.digest('hex').slice(0, 16);
-}
-
-/** Migrate a new in-memory PGlite and dump its data directory (uncompressed: loads ~40% faster than gzip). */
-async function buildTemplate(): Promise<Uint8Array> {
-  const pglite = await PGlite.create({ extensions: PGLITE_EXTENSIONS });
-  try {
-    await applyMigrations({ pglite });
-    return new Uint8Array(await (await pglite.dumpDataDir('none')).arrayBuffer());
-  } finally {
-    await pglite.close();
-  }
-}
+export { TEMPLATE_CACHE_DIR } from './migrated-template.js';
 
 /**
  * A Blob over bytes already in memory whose arrayBuffer() is one copy. Node's own Blob reads its parts back through a
@@ -63,24 +38,9 @@ class InMemoryBlob extends Blob {
 
 let template: Promise<Blob> | undefined;
 
-/** The migrated template: from this process' memory, else from the disk cache, else built (and cached). */
+/** The migrated template (migrated-template.ts), read once per process. */
 function migratedTemplate(): Promise<Blob> {
-  template ??= (async () => {
-    const name = `pglite-template-${await templateKey()}.tar`;
-    const file = path.join(TEMPLATE_CACHE_DIR, name);
-    let bytes: Uint8Array | undefined = await readFile(file).catch(() => undefined);
-    if (!bytes) {
-      bytes = await buildTemplate();
-      await mkdir(TEMPLATE_CACHE_DIR, { recursive: true });
-      const tmp = `${file}.${randomUUID()}.tmp`; // parallel jest workers: write aside, then rename atomically
-      await writeFile(tmp, bytes);
-      await rename(tmp, file);
-      for (const old of await readdir(TEMPLATE_CACHE_DIR)) {
-        if (old.startsWith('pglite-template-') && old.endsWith('.tar') && old !== name) await rm(path.join(TEMPLATE_CACHE_DIR, old), { force: true });
-      }
-    }
-    return new InMemoryBlob(bytes, 'application/x-tar');
-  })();
+  template ??= (async () => new InMemoryBlob(await readFile(await migratedTemplateFile()), 'application/x-tar'))();
   template.catch(() => (template = undefined));
   return template;
 }
@@ -145,4 +105,17 @@ export async function createTestDatabase(options: TestDatabaseOptions = {}): Pro
 export async function writeMigratedDataDirectory(dir: string): Promise<void> {
   const pglite = await PGlite.create(dir, { loadDataDir: await migratedTemplate(), extensions: PGLITE_EXTENSIONS });
   await pglite.close();
+}
+
+/** The migrations a PGlite data directory records as applied: how many, and when the last one finished. */
+export async function appliedMigrations(dir: string): Promise<{ applied: number; latest: Date | null }> {
+  const pglite = await PGlite.create(dir, { extensions: PGLITE_EXTENSIONS });
+  try {
+    const { rows } = await pglite.query<{ applied: number; latest: Date | null }>(
+      'SELECT count(*)::int AS applied, max(finished_at) AS latest FROM _prisma_migrations WHERE finished_at IS NOT NULL',
+    );
+    return rows[0]!;
+  } finally {
+    await pglite.close();
+  }
 }
