@@ -75,7 +75,7 @@ async function pnpmStart(checkout: string, nodeDir: string, dataDir: string): Pr
       for (const pid of descendants(child.pid!)) {
         const info = processInfo(pid);
         if (info && info.rssMb > peak.rssMb) peak = info;
-        if (info?.command.includes('apps/api/dist/main.js')) server = pid;
+        if (info?.command.includes('apps/api/dist/main.js') || info?.command.includes('scripts/start.mjs')) server = pid;
       }
       const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then(
         (response) => response.ok,
