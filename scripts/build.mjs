@@ -145,19 +145,19 @@ async function writeContract() {
 }
 
 /**
- * dist/pglite-initial.tar: the embedded database's data directory with every migration applied, which a first start
+ * dist/pglite-initial/: the embedded database's data directory with every migration applied, which a first start
  * copies instead of running initdb and the migrations (pglite-worker.js): seconds of CPU, and a process that peaked at
  * ~1 GB, before a newcomer's first page. Cached by the migrations and PGlite's version (migrated-template.ts), so a
  * build whose migrations did not change only copies it. A build where it cannot be made still serves: the first
  * start then initialises as before.
  */
 async function writeInitialDataDirectory() {
-  const made = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/pglite-initial.ts', path.join(outdir, 'pglite-initial.tar')], {
+  const made = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/pglite-initial.ts', path.join(outdir, 'pglite-initial')], {
     cwd: root,
     stdio: ['ignore', 'ignore', 'pipe'],
     encoding: 'utf8',
   });
-  if (made.status !== 0) console.warn(`build: no dist/pglite-initial.tar (a first start will run initdb): ${made.stderr.trim().split('\n').at(-1)}`);
+  if (made.status !== 0) console.warn(`build: no dist/pglite-initial (a first start will run initdb): ${made.stderr.trim().split('\n').at(-1)}`);
 }
 
 /** The migration files (repository-relative): a build's initial data directory holds them all. */

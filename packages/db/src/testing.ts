@@ -11,7 +11,7 @@ import { migratedTemplateFile } from './migrated-template.js';
 
 export { countStatements, type StatementCounter } from './statement-counter.js';
 export type { Database } from './database.js';
-export { TEMPLATE_CACHE_DIR } from './migrated-template.js';
+export { TEMPLATE_CACHE_DIR, writeMigratedDataDirectory } from './migrated-template.js';
 
 /**
  * A Blob over bytes already in memory whose arrayBuffer() is one copy. Node's own Blob reads its parts back through a
@@ -95,16 +95,6 @@ export async function createTestDatabase(options: TestDatabaseOptions = {}): Pro
     extensions: PGLITE_EXTENSIONS,
   });
   return openPGliteDatabase(pglite, { migrate: false });
-}
-
-/**
- * Writes the migrated template into `dir` (new or empty) as a PGlite data directory: what a server's PGLITE_DIR holds
- * after its first start, without that start's initdb and migrations (seconds of CPU and ~900 MB at their peak), for
- * process tests whose subject is not the first start.
- */
-export async function writeMigratedDataDirectory(dir: string): Promise<void> {
-  const pglite = await PGlite.create(dir, { loadDataDir: await migratedTemplate(), extensions: PGLITE_EXTENSIONS });
-  await pglite.close();
 }
 
 /** The migrations a PGlite data directory records as applied: how many, and when the last one finished. */

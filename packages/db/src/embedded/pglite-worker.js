@@ -7,7 +7,7 @@
 // a process of its own: `node pglite-worker.js --initialise <dir>` (a new directory's initialisation, below).
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { cp } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,10 +18,10 @@ import { ExclusiveQueue, serveConnection } from './wire-protocol-bridge.js';
 
 /**
  * The production build's migrated data directory (scripts/build.mjs writes it beside this file, bundled): a new data
- * directory is written from it, without initdb (the process below) and without any migration left to apply. Absent
- * when running from the sources.
+ * directory starts as a copy of it, without initdb (the process below) and without any migration left to apply.
+ * Absent when running from the sources.
  */
-const INITIAL_DATA_DIRECTORY = fileURLToPath(new URL('./pglite-initial.tar', import.meta.url));
+const INITIAL_DATA_DIRECTORY = fileURLToPath(new URL('./pglite-initial', import.meta.url));
 
 /** An error as plain data (a worker can post only that): its class name, message and the fields callers read. */
 function serialise(/** @type {any} */ error) {
@@ -34,8 +34,8 @@ function serialise(/** @type {any} */ error) {
  * only then opened by the thread. initdb grows PGlite's WebAssembly memory by ~400 MB, and a process keeps what it
  * has grown: done in the thread, the first start's server kept 670 MB for good against 230 MB on every later start
  * (and ~400 MB when done in a second thread that then ended: the pages its allocator took stayed with the process).
- * Costs the first start ~1 s (a Node process, and PGlite's module compiled twice); from the build's data directory
- * (INITIAL_DATA_DIRECTORY) it is a copy, and there is no migration left for the server to apply.
+ * Costs the first start ~1 s (a Node process, and PGlite's module compiled twice): only when there is no build's data
+ * directory to copy (INITIAL_DATA_DIRECTORY).
  */
 async function initialiseInOwnProcess(/** @type {string} */ dataDir) {
   const self = fileURLToPath(import.meta.url);
@@ -50,18 +50,12 @@ async function initialiseInOwnProcess(/** @type {string} */ dataDir) {
   if (code !== 0) throw new Error(`initialising it failed (exit code ${code}): ${stderr.trim().split('\n').slice(-3).join(' ')}`);
 }
 
-/**
- * The process's whole work: write `dir` from the build's migrated data directory when there is one (written into
- * PGlite's file system, it grows its memory by ~150 MB: here too, not in the server), else initdb; then exit.
- */
+/** The process's whole work: initdb in `dir`, then exit. */
 async function initialise(/** @type {string | undefined} */ dir) {
   if (!dir) throw new Error('usage: node pglite-worker.js --initialise <data directory>');
   // The parent's end of the pipe closes when it exits, killed or not: stop then, whatever initdb has reached.
   process.stdin.on('end', () => process.exit(1)).resume();
-  const loadDataDir = existsSync(INITIAL_DATA_DIRECTORY)
-    ? new Blob([await readFile(INITIAL_DATA_DIRECTORY)], { type: 'application/x-tar' })
-    : undefined;
-  await (await PGlite.create(dir, loadDataDir ? { loadDataDir, extensions: PGLITE_EXTENSIONS } : {})).close();
+  await (await PGlite.create(dir)).close();
 }
 
 /** The thread's work: open PGlite (initialised apart first when new) and serve it on the socket until asked to close. */
@@ -71,7 +65,12 @@ async function serve(/** @type {{ dataDir: string, socketPath: string, postgresq
   let pglite;
   try {
     try {
-      if (dataDir !== 'memory://' && !existsSync(path.join(dataDir, 'PG_VERSION'))) await initialiseInOwnProcess(dataDir);
+      if (dataDir !== 'memory://' && !existsSync(path.join(dataDir, 'PG_VERSION'))) {
+        // A copy of the build's migrated data directory when there is one (files only: no PGlite, no initdb, no
+        // migration left to apply), else initdb in a process of its own.
+        if (existsSync(path.join(INITIAL_DATA_DIRECTORY, 'PG_VERSION'))) await cp(INITIAL_DATA_DIRECTORY, dataDir, { recursive: true });
+        else await initialiseInOwnProcess(dataDir);
+      }
       pglite = await PGlite.create(dataDir === 'memory://' ? undefined : dataDir, { postgresqlconf: postgresqlConf, extensions: PGLITE_EXTENSIONS });
     } catch (error) {
       // Which database, for the start-up line; a system error's fields (code, path) are kept for its advice.
