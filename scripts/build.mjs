@@ -172,10 +172,12 @@ const STAMP_FILE = path.join(outdir, 'build-stamp.json');
 /** A stamp of `files` (repository-relative): each one's path, size and modification time; a missing file changes it. */
 async function stampOf(files) {
   const hash = createHash('sha256');
-  for (const file of files) {
-    const info = await stat(path.join(root, file)).catch(() => undefined);
+  // All at once: one after another, the ~2,000 stats were ~120 ms of every `pnpm start`.
+  const infos = await Promise.all(files.map((file) => stat(path.join(root, file)).catch(() => undefined)));
+  files.forEach((file, i) => {
+    const info = infos[i];
     hash.update(`${file}\0${info ? `${info.size}\0${info.mtimeMs}` : 'missing'}\n`);
-  }
+  });
   return hash.digest('hex');
 }
 
