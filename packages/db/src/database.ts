@@ -103,7 +103,36 @@ const DATE_OID = 1082;
  * as UTC as Prisma writes and reads them (pg's defaults read them in the process's local time zone). Not covered, as no
  * column of the schema has them: arrays of timestamps, and json (pg gives objects where adapter-pg gives text).
  */
-const parseUtcTimestamp = (text: string): Date => new Date(`${text.replace(' ', 'T')}Z`);
+export const parseUtcTimestamp = (text: string): Date => {
+  // Every row's timestamps come through here (a page of users: 60), so the usual shape, `YYYY-MM-DD HH:MM:SS[.f…]`,
+  // is read by its digits (Date.UTC: a third of the time of an ISO string built and parsed); anything else (BC, a
+  // five-digit year, infinity) is read as ISO text, as before. Both keep milliseconds, as a Date does.
+  if (text.length >= 19 && text.length <= 26 && text.charCodeAt(4) === 45 && text.charCodeAt(10) === 32 && text.charCodeAt(13) === 58) {
+    const millis = text.length > 20 ? digits(text.length >= 23 ? text : text.padEnd(23, '0'), 20, 23) : 0;
+    const year = digits(text, 0, 4); // (Date.UTC reads years 0–99 as 1900–1999: those go the ISO way)
+    const time = Date.UTC(
+      year >= 100 ? year : NaN,
+      digits(text, 5, 7) - 1,
+      digits(text, 8, 10),
+      digits(text, 11, 13),
+      digits(text, 14, 16),
+      digits(text, 17, 19),
+      millis,
+    );
+    if (!Number.isNaN(time)) return new Date(time);
+  }
+  return new Date(`${text.replace(' ', 'T')}Z`);
+};
+/** The number written by the decimal digits `text[from, to)`, NaN when one is not a digit. */
+function digits(text: string, from: number, to: number): number {
+  let value = 0;
+  for (let i = from; i < to; i++) {
+    const digit = text.charCodeAt(i) - 48;
+    if (digit < 0 || digit > 9) return NaN;
+    value = value * 10 + digit;
+  }
+  return value;
+}
 const parseUtcDate = (text: string): Date => new Date(`${text}T00:00:00Z`);
 const PRISMA_TYPES = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>

@@ -60,10 +60,13 @@ export function asSeenBy<Type extends PrivateType, Representation extends object
   representation: Representation,
 ): Representation {
   if (mayReadPrivate(viewer, type, object)) return representation;
-  const seen = { ...representation } as Record<string, unknown>;
-  for (const [field, hidden] of Object.entries(PRIVATE_FIELDS[type])) {
-    if (hidden === null) delete seen[field];
-    else if (field in seen) seen[field] = hidden;
+  // A new object written field by field, not a copy with fields deleted: `delete` turns an object into a dictionary,
+  // which every later read (the response serializer's) pays for; a REST page builds this for each of its rows.
+  const hidden = PRIVATE_FIELDS[type] as Record<string, '' | null>;
+  const seen: Record<string, unknown> = {};
+  for (const field in representation) {
+    if (!Object.hasOwn(hidden, field)) seen[field] = (representation as Record<string, unknown>)[field];
+    else if (hidden[field] !== null) seen[field] = hidden[field];
   }
   return seen as Representation;
 }

@@ -40,6 +40,8 @@ interface Budget {
   exceeded?: GraphQLError;
   /** Nodes resolved since the event loop was last let through (see `YIELD_EVERY_NODES`). */
   sinceYield: number;
+  /** Checks since the clock was last read (see `CLOCK_EVERY_CHECKS`). */
+  sinceClock: number;
   /** While set, metered results wait here and are released a slice per event-loop turn (see `throughGate`). */
   parked?: Parked | undefined;
   /**
@@ -77,7 +79,12 @@ export function tooComplex(message: string): GraphQLError {
   return createGraphQLError(message, { extensions: { code: GraphQLOnlyCodes.QUERY_TOO_COMPLEX, http: { status: 400 } } });
 }
 
-const newBudget = (limits: WorkLimits): Budget => ({ nodesLeft: limits.maxNodes, deadline: Date.now() + limits.maxExecutionMs, sinceYield: 0 });
+const newBudget = (limits: WorkLimits): Budget => ({
+  nodesLeft: limits.maxNodes,
+  deadline: Date.now() + limits.maxExecutionMs,
+  sinceYield: 0,
+  sinceClock: 0,
+});
 
 /**
  * A large accepted request resolves its nodes in long microtask chains (DataLoader promises, graphql-js completing a
@@ -240,8 +247,18 @@ export function budgetCheckpoint(context: unknown): { rewind: (restartClock?: bo
  */
 const abandoned = () => new Promise<never>(() => {});
 
-function check(budget: Budget): void {
+/**
+ * How many checks in a row may go without reading the clock, when nothing was waited for in between. Reading it cost
+ * 39 ns here, twice per resolved object: 3.7 % of the CPU of `users(limit: 50) → posts → author` (`pnpm
+ * bench:profile`). Between two reads at most this many resolvers run without waiting: microseconds past the deadline,
+ * which is seconds. After a wait (a promise settled: the database, a DataLoader batch) the clock is always read.
+ */
+const CLOCK_EVERY_CHECKS = 32;
+
+function check(budget: Budget, waited = false): void {
   if (budget.exceeded) throw budget.exceeded;
+  if (!waited && ++budget.sinceClock < CLOCK_EVERY_CHECKS) return;
+  budget.sinceClock = 0;
   if (Date.now() > budget.deadline) {
     throw exceed(budget, 'The request ran out of its execution time and was stopped');
   }
@@ -255,25 +272,25 @@ function check(budget: Budget): void {
 export const CHARACTERS_PER_NODE = 100;
 const LONG_TEXT_FIELDS = new Set(['Post.content']);
 
-function chargeText<T>(budget: Budget, value: T): T {
+function chargeText<T>(budget: Budget, value: T, waited: boolean): T {
   if (typeof value === 'string') {
     const nodes = Math.ceil(value.length / CHARACTERS_PER_NODE);
     budget.nodesLeft -= nodes;
     budget.sinceYield += nodes;
   }
-  return settle(budget, value);
+  return settle(budget, value, waited);
 }
 
-function charge<T>(budget: Budget, value: T): T {
+function charge<T>(budget: Budget, value: T, waited: boolean): T {
   const nodes = Array.isArray(value) ? value.length : value == null ? 0 : 1;
   budget.nodesLeft -= nodes;
   budget.sinceYield += nodes;
-  return settle(budget, value);
+  return settle(budget, value, waited);
 }
 
-function settle<T>(budget: Budget, value: T): T {
+function settle<T>(budget: Budget, value: T, waited: boolean): T {
   if (budget.nodesLeft < 0 && !budget.exceeded) exceed(budget, 'The request resolved more objects than one request may and was stopped');
-  check(budget);
+  check(budget, waited);
   return value;
 }
 
@@ -335,9 +352,9 @@ function metered(resolve: GraphQLFieldResolver<unknown, unknown>, cost: typeof c
     return guarded(() => {
       check(budget);
       const value = resolve(source, args, context, info);
-      const settled = (resolved: unknown) =>
-        guarded(() => throughGate(budget, cost(budget, resolved), Array.isArray(resolved) ? resolved.length : 1));
-      return value instanceof Promise ? value.then(settled) : settled(value);
+      const settled = (resolved: unknown, waited: boolean) =>
+        guarded(() => throughGate(budget, cost(budget, resolved, waited), Array.isArray(resolved) ? resolved.length : 1));
+      return value instanceof Promise ? value.then((resolved) => settled(resolved, true)) : settled(value, false);
     });
   };
 }
