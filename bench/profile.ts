@@ -161,7 +161,7 @@ console.log(`\nmedian of ${rounds} rounds per cell\n\n${lines.join('\n')}`);
 if (top > 0)
   for (const [name, measured] of results)
     for (const kind of ['product', 'baseline'] as const) {
-      console.log(`\n${name}: the ${kind}'s ${top} costliest functions (self time, µs per request)`);
+      console.log(`\n${name}: the ${kind}'s ${top} costliest functions (self time: µs of samples per request, wall time while busy, unscaled)`);
       for (const [where, us] of [...measured[kind].functions].sort((a, b) => b[1] - a[1]).slice(0, top))
         console.log(`  ${us.toFixed(1).padStart(6)}  ${where}`);
     }

@@ -1,4 +1,4 @@
-// `pnpm bench`: start-up figures, then issue 11's table — the product against PostGraphile 5, Apollo Server 5 +
+// `pnpm bench`: start-up figures, then issue 11's table (each ratio the median of the per-round ratios) — the product against PostGraphile 5, Apollo Server 5 +
 // DataLoader and the raw-pg baseline, interleaved — with SQL statements and CPU per request, the product on each
 // BENCH_NODES version, and subscription fan-out, on PostgreSQL (a throwaway cluster unless DATABASE_URL is set).
 // Always exits 0: it measures.
@@ -74,18 +74,25 @@ interface Participant {
 
 const label = (p: Participant) => (p.node ? `${p.kind}@${p.node}` : p.kind);
 
-/** Timed runs of every participant, `rounds` times, the order reversed every other round; the better run of each. */
-async function interleaved(participants: Participant[]): Promise<Map<Participant, LoadFigures>> {
+/**
+ * Timed runs of every participant, `rounds` times, the order reversed every other round: the better run of each, and
+ * every round's figures (for the per-round ratios).
+ */
+async function interleaved(participants: Participant[]): Promise<{ best: Map<Participant, LoadFigures>; byRound: Map<Participant, LoadFigures>[] }> {
   const best = new Map<Participant, LoadFigures>();
+  const byRound: Map<Participant, LoadFigures>[] = [];
   for (let round = 0; round < rounds; round++) {
     const order = round % 2 ? [...participants].reverse() : participants;
+    const thisRound = new Map<Participant, LoadFigures>();
+    byRound.push(thisRound);
     for (const participant of order) {
       const figures = await timedLoad(participant.server.base, participant.server.pid, participant.request, seconds, connections);
+      thisRound.set(participant, figures);
       const previous = best.get(participant);
       if (!previous || figures.requestsPerSecond > previous.requestsPerSecond) best.set(participant, figures);
     }
   }
-  return best;
+  return { best, byRound };
 }
 
 const nodes = benchNodes();
@@ -182,8 +189,12 @@ async function runScenario(
   const probe = scenario.constantStatementsProbe;
   const probeStatements = probe ? await statements(() => countedLoad(product.base, probe, COUNTED_REQUESTS)) : undefined;
 
-  const best = await interleaved(participants);
-  const result: ScenarioResult = { scenario, figures: {}, statements: counted, probeStatements, productOnNodes: [] };
+  const { best, byRound } = await interleaved(participants);
+  const roundRatios: ScenarioResult['roundRatios'] = {};
+  const productParticipant = participants[0]!;
+  for (const other of participants.slice(1).filter((p) => !p.node))
+    roundRatios[other.kind] = byRound.map((round) => round.get(productParticipant)!.requestsPerSecond / round.get(other)!.requestsPerSecond);
+  const result: ScenarioResult = { scenario, figures: {}, statements: counted, probeStatements, productOnNodes: [], roundRatios };
   for (const [participant, figures] of best) {
     if (participant.node) result.productOnNodes!.push({ node: participant.node, figures });
     else result.figures[participant.kind] = figures;
@@ -198,5 +209,10 @@ async function runScenario(
         })
         .join('; '),
   );
+  const ratios = Object.entries(roundRatios).map(
+    ([kind, values]) =>
+      `÷ ${kind} ${values.map((value) => value.toFixed(2)).join(', ')} (median ${[...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!.toFixed(2)})`,
+  );
+  if (ratios.length) console.log(`    product's ratio per round: ${ratios.join('; ')}`);
   return result;
 }
