@@ -2,7 +2,7 @@
 // second start does not spend its first seconds rebuilding 50 MB of JavaScript; and its first start copies the build's
 // migrated data directory instead of running initdb and the migrations. One file: both rebuild apps/api/dist.
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, utimesSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { appliedMigrations } from '../../packages/db/src/testing.js';
@@ -27,10 +27,13 @@ test('nothing changed since the last build: not rebuilt; a source touched since:
   expect(buildStep('--if-stale')).toMatch(/not rebuilt/);
 }, 180_000);
 
-test('a first start from the build copies its migrated data directory: ready, every migration there before it started, none applied by it', async () => {
+test('a first start from the build copies its migrated data directory (over what a stopped one left): ready, every migration there before it started, none applied by it', async () => {
   buildStep('--if-stale');
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'users-posts-first-start-'));
   try {
+    // What a first start stopped midway leaves (the copy's PG_VERSION comes last): a truncated file, no PG_VERSION.
+    mkdirSync(path.join(dataDir, 'pglite/global'), { recursive: true });
+    writeFileSync(path.join(dataDir, 'pglite/global/pg_control'), '');
     const startedAt = new Date();
     const server = spawn(process.execPath, ['apps/api/dist/main.js'], {
       cwd: repoRoot,

@@ -7,7 +7,7 @@
 // a process of its own: `node pglite-worker.js --initialise <dir>` (a new directory's initialisation, below).
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { cp } from 'node:fs/promises';
+import { copyFile, cp } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -50,6 +50,16 @@ async function initialiseInOwnProcess(/** @type {string} */ dataDir) {
   if (code !== 0) throw new Error(`initialising it failed (exit code ${code}): ${stderr.trim().split('\n').slice(-3).join(' ')}`);
 }
 
+/**
+ * The build's data directory copied into `dataDir`, PG_VERSION last: a start stopped midway (killed, the disk full)
+ * leaves a directory without it, which the next start copies again instead of opening half a database.
+ */
+async function copyInitialDataDirectory(/** @type {string} */ dataDir) {
+  const marker = path.join(INITIAL_DATA_DIRECTORY, 'PG_VERSION');
+  await cp(INITIAL_DATA_DIRECTORY, dataDir, { recursive: true, force: true, filter: (source) => source !== marker });
+  await copyFile(marker, path.join(dataDir, 'PG_VERSION'));
+}
+
 /** The process's whole work: initdb in `dir`, then exit. */
 async function initialise(/** @type {string | undefined} */ dir) {
   if (!dir) throw new Error('usage: node pglite-worker.js --initialise <data directory>');
@@ -68,7 +78,7 @@ async function serve(/** @type {{ dataDir: string, socketPath: string, postgresq
       if (dataDir !== 'memory://' && !existsSync(path.join(dataDir, 'PG_VERSION'))) {
         // A copy of the build's migrated data directory when there is one (files only: no PGlite, no initdb, no
         // migration left to apply), else initdb in a process of its own.
-        if (existsSync(path.join(INITIAL_DATA_DIRECTORY, 'PG_VERSION'))) await cp(INITIAL_DATA_DIRECTORY, dataDir, { recursive: true });
+        if (existsSync(path.join(INITIAL_DATA_DIRECTORY, 'PG_VERSION'))) await copyInitialDataDirectory(dataDir);
         else await initialiseInOwnProcess(dataDir);
       }
       pglite = await PGlite.create(dataDir === 'memory://' ? undefined : dataDir, { postgresqlconf: postgresqlConf, extensions: PGLITE_EXTENSIONS });
