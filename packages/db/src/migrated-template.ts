@@ -2,6 +2,7 @@
 // cached on disk. Test databases are copies of it (testing.ts); the production build ships it (scripts/build.mjs), so
 // that a first start copies it instead of running initdb and the migrations.
 import { createHash, randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -37,13 +38,8 @@ async function buildTemplate(): Promise<Uint8Array> {
 export async function migratedTemplateFile(): Promise<string> {
   const name = `pglite-template-${await templateKey()}.tar`;
   const file = path.join(TEMPLATE_CACHE_DIR, name);
-  if (
-    await readFile(file).then(
-      () => true,
-      () => false,
-    )
-  )
-    return file;
+  // Only whether it is there (its 40 MB are read by whoever copies it).
+  if (existsSync(file)) return file;
   const bytes = await buildTemplate();
   await mkdir(TEMPLATE_CACHE_DIR, { recursive: true });
   const tmp = `${file}.${randomUUID()}.tmp`; // parallel jest workers: write aside, then rename atomically

@@ -10,7 +10,7 @@
 // persisted document's hash, a hash or text the persisted documents refuse, documents that do not parse or validate,
 // subscriptions) is declined before anything runs, and Yoga's handler answers it as before. Written by hand: Yoga offers no public "handle parsed params" entry point.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { getOperationAST, GraphQLError, type DocumentNode, type OperationDefinitionNode } from 'graphql';
+import { getOperationAST, GraphQLError, type DocumentNode } from 'graphql';
 import { LRUCache } from 'lru-cache';
 import { createGraphQLError, processRegularResult } from 'graphql-yoga';
 import type { AnyYoga } from '../schema/context.js';
@@ -96,16 +96,13 @@ function isPlainSuccess(result: unknown): result is { data: unknown } {
   return errors === undefined;
 }
 
-/** A document that parsed and validated, and its operation to run (a query or mutation). */
-interface Runnable {
-  document: DocumentNode;
-  operation: OperationDefinitionNode;
-}
-
 type Enveloped = ReturnType<AnyYoga['getEnveloped']>;
 
-/** Parses and validates through the envelop (every plugin's parse and validate hooks); undefined: Yoga answers it. */
-function prepare(enveloped: Enveloped, params: SimpleParams): Runnable | undefined {
+/**
+ * Parses and validates through the envelop (every plugin's parse and validate hooks): the document when its operation
+ * is a query or mutation; undefined when Yoga answers it.
+ */
+function prepare(enveloped: Enveloped, params: SimpleParams): DocumentNode | undefined {
   let document: DocumentNode;
   try {
     document = enveloped.parse(params.query);
@@ -116,7 +113,7 @@ function prepare(enveloped: Enveloped, params: SimpleParams): Runnable | undefin
   }
   const operation = getOperationAST(document, params.operationName);
   if (!operation || operation.operation === 'subscription') return undefined;
-  return { document, operation };
+  return document;
 }
 
 /**
@@ -129,19 +126,19 @@ function prepare(enveloped: Enveloped, params: SimpleParams): Runnable | undefin
  * per parse and validate): with traces on, this memo is not used. A document that failed is not kept: Yoga answers it.
  */
 export class PreparedDocuments {
-  private readonly byText = new LRUCache<string, Map<string | undefined, Runnable>>({ max: 1000 });
+  private readonly byText = new LRUCache<string, Map<string | undefined, DocumentNode>>({ max: 1000 });
 
-  of(enveloped: Enveloped, params: SimpleParams): Runnable | undefined {
+  of(enveloped: Enveloped, params: SimpleParams): DocumentNode | undefined {
     const byName = this.byText.get(params.query);
     const known = byName?.get(params.operationName);
     if (known) return known;
-    const runnable = prepare(enveloped, params);
+    const document = prepare(enveloped, params);
     // Operation names a client sends for one text are few; an attacker varying them only fills this text's map, bounded.
-    if (runnable && (byName?.size ?? 0) < 16) {
-      if (byName) byName.set(params.operationName, runnable);
-      else this.byText.set(params.query, new Map([[params.operationName, runnable]]));
+    if (document && (byName?.size ?? 0) < 16) {
+      if (byName) byName.set(params.operationName, document);
+      else this.byText.set(params.query, new Map([[params.operationName, document]]));
     }
-    return runnable;
+    return document;
   }
 }
 
@@ -173,9 +170,8 @@ export function graphqlFastPath(
     // GRAPHQL_PARSE_FAILED only for an HTTP request, and that error is cached for the same text): the same context
     // Yoga gives them, with Fastify's request, whose `method` is what they read.
     const enveloped = yoga.getEnveloped({ req, reply, request: req, params });
-    const runnable = options.prepared ? options.prepared.of(enveloped, params) : prepare(enveloped, params);
-    if (!runnable) return false;
-    const { document } = runnable;
+    const document = options.prepared ? options.prepared.of(enveloped, params) : prepare(enveloped, params);
+    if (!document) return false;
     const contextValue: Record<PropertyKey, unknown> = await enveloped.contextFactory();
     // One operation with the request's work budget to itself: the compiled executor may run it (compiled-execution.ts).
     contextValue[COMPILABLE_REQUEST] = true;
