@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from './auth/clock.js';
 import type { IdentityStores } from './auth/identity.js';
 import { ensureAdmin } from './bootstrap/admin.js';
+import { decorateStores } from './bounds/stores.js';
 import { trustProxyFunction } from './http/client-address.js';
 import { capConnectionsPerAddress, limitSendStalls } from './http/connection-guards.js';
 import type { Config } from './config/config.js';
@@ -117,6 +118,7 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
   limitSendStalls(app, config.http.sendTimeoutMs);
   app.decorate('config', config);
   app.decorate('routeTable', []);
+  decorateStores(app);
   app.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) app.routeTable.push({ method, url: route.url });
   });

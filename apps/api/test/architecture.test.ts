@@ -21,7 +21,7 @@ function floorOf(file: string): number {
   if (top === 'collections') return 2;
   if (top === 'shared-state') return 1; // ports and their memory and Redis backends
   if (top === 'mail') return 1; // how mail leaves (SMTP, the outbox) and its delivery queue
-  return 0; // the ground floor: errors/, config/ and its generated/ validator, contract/ (the contract at run time), http/, paths.ts, …
+  return 0; // the ground floor: bounds/ (the stores' bounds and the primitives they are made of), errors/, config/ and its generated/ validator, contract/ (the contract at run time), http/, paths.ts, …
 }
 
 /** Every relative import of apps/api/src, as `from → to` paths under it (`.ts` files). */
@@ -61,6 +61,7 @@ describe('floors', () => {
     expect(folders.sort()).toEqual([
       'auth',
       'bootstrap',
+      'bounds',
       'collections',
       'config',
       'contract',

@@ -1,4 +1,5 @@
 // The identity module's services, built once per app and shared by REST handlers, GraphQL and the auth hook.
+import { declareCredentialStores } from './credential-stores.js';
 import type { PrismaClient, User } from '@users-posts/db';
 import type { FastifyInstance } from 'fastify';
 import { ApiKeyService } from './credentials/api-keys.js';
@@ -50,16 +51,18 @@ export class Identity {
     this.recentAuthMs = app.config.recentAuthMs;
     this.access = new AccessChanges(app.sharedState.events);
     this.tokens = new TokenCodec(app, clock);
-    this.signIns = new SignInService(prisma, clock);
+    this.signIns = new SignInService(prisma, clock, app.config.storeBounds.signInsPerUser);
     this.securityEvents = new SecurityEvents(prisma, (userId) => this.revoked(userId));
     this.refreshTokens = new RefreshTokenService(prisma, this.tokens, clock, this.signIns, {
       graceMs: app.config.refreshReuseGraceMs,
+      keptPerSignIn: app.config.storeBounds.refreshTokensPerSignIn,
       onReuse: async (userId) => void (await this.securityEvents.revokeCredentials(userId)),
     });
     this.apiKeys = new ApiKeyService(prisma, clock, (userId) => this.revoked(userId));
     this.passwords = new PasswordCredentials(prisma);
     this.accountTokens = new AccountTokenService(prisma, clock);
     this.oauthLinks = new OAuthLinks(prisma, clock, this.recentAuthMs);
+    declareCredentialStores(app, prisma);
   }
 
   /**

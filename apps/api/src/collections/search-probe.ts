@@ -23,6 +23,7 @@ export interface ColumnSample {
  * stands for. Built once per statistics read, so a request's choice costs a lookup per trigram of its term.
  */
 export function columnSample(rows: number, values: readonly { text: string; share: number }[]): ColumnSample {
+  // bound: per call (pg_stats' sampled values of one column)
   const trigramShares = new Map<string, number>();
   let smallest = 1;
   for (const { text, share } of values) {
@@ -158,6 +159,7 @@ async function readSamples(sql: SqlReader, table: string): Promise<Map<string, C
       WHERE s.schemaname = current_schema() AND s.tablename = $1`,
     [table],
   );
+  // bound: per call (the columns of one table)
   const samples = new Map<string, ColumnSample>();
   for (const row of rows) {
     const [nullShare, common, commonShares, histogram] = JSON.parse(row.stats) as [number, string[] | null, number[] | null, string[] | null];
@@ -172,6 +174,7 @@ async function readSamples(sql: SqlReader, table: string): Promise<Map<string, C
 /** The samples of `columns` of `table`, or [] when PostgreSQL has not analysed one of them yet. */
 export async function columnSamples(sql: SqlReader, table: string, columns: readonly string[]): Promise<ColumnSample[]> {
   let tables = cache.get(sql);
+  // bound: the searchable tables, a fixed set
   if (!tables) cache.set(sql, (tables = new Map()));
   let entry = tables.get(table);
   const now = Date.now();
@@ -183,6 +186,7 @@ export async function columnSamples(sql: SqlReader, table: string, columns: read
     tables.set(table, renewed);
     entry = stale ? { at: stale.at, samples: stale.samples } : renewed;
   }
+  // bound: per call
   const samples = await entry.samples.catch(() => new Map<string, ColumnSample>());
   const chosen = columns.map((column) => samples.get(column));
   return chosen.every((sample): sample is ColumnSample => sample !== undefined && sample.rows > 0) ? chosen : [];

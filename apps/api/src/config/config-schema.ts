@@ -73,6 +73,11 @@ export const CONFIG_SCHEMA = {
     MAIL_QUEUE_MAX: { type: 'integer', minimum: 1, default: 10_000 },
     MAIL_RECIPIENT_MAX_PER_HOUR: { type: 'integer', minimum: 1, default: 10 },
     MAIL_ACCOUNT_MAX_PER_HOUR: { type: 'integer', minimum: 1, default: 20 },
+    // One sender's share of the queue (issue 46), the room kept for the owner's security mail beyond MAIL_QUEUE_MAX,
+    // and how long a claimed message is its worker's before another may send it (renewed while it is being sent).
+    MAIL_SENDER_MAX_PENDING: { type: 'integer', minimum: 1, default: 20 },
+    MAIL_PRIORITY_RESERVE: { type: 'integer', minimum: 1, default: 1_000 },
+    MAIL_CLAIM_LEASE_MS: { type: 'integer', minimum: 3_000, maximum: 600_000, default: 30_000 },
     PUBLIC_URL: { type: 'string', pattern: '^https?://[^/\\s]+(/\\S*)?$' },
     RECENT_AUTH_MS: { type: 'integer', minimum: 1000, default: 600_000 },
     EXACT_COUNT_LIMIT: { type: 'integer', minimum: 0, maximum: 1_000_000, default: 10_000 },
@@ -81,9 +86,35 @@ export const CONFIG_SCHEMA = {
     GRAPHIQL: { type: 'boolean', default: true },
     // Usage of the contracts recorded per operation, field and client (plugins/contract-usage.ts, SPEC §6).
     CONTRACT_USAGE: { type: 'boolean', default: true },
+    // Its bounds (SPEC §0.2): the days kept (the gate's 30-day window and a week's margin), the new client names and new
+    // operation names admitted a day (each), one address's share of them, and the rows added a day in all and per address.
+    CONTRACT_USAGE_RETENTION_DAYS: { type: 'integer', minimum: 1, maximum: 366, default: 37 },
+    CONTRACT_USAGE_NEW_NAMES_PER_DAY: { type: 'integer', minimum: 1, maximum: 100_000, default: 1000 },
+    CONTRACT_USAGE_NEW_NAMES_PER_ADDRESS: { type: 'integer', minimum: 1, maximum: 100_000, default: 10 },
+    CONTRACT_USAGE_ROWS_PER_DAY: { type: 'integer', minimum: 100, maximum: 1_000_000, default: 20_000 },
+    CONTRACT_USAGE_ROWS_PER_ADDRESS: { type: 'integer', minimum: 1, maximum: 1_000_000, default: 1000 },
+    // Stores a request can grow (SPEC §0.2, docs/bounds.md): each one's bound, declared once here and read by the store.
+    // In-memory rate-limit counters, all buckets together; at the bound a new key is refused (503), none is evicted.
+    RATE_LIMIT_STORE_MAX_KEYS: { type: 'integer', minimum: 1000, default: 100_000 },
+    // Parsed and prepared GraphQL documents (Yoga's parse cache and the fast path's memo), each cache in bytes, and the
+    // largest text either keeps (longer ones are parsed again when sent again).
+    GRAPHQL_DOCUMENT_CACHE_MAX_BYTES: { type: 'integer', minimum: 65_536, default: 16_777_216 },
+    GRAPHQL_DOCUMENT_CACHE_MAX_TEXT: { type: 'integer', minimum: 256, default: 16_384 },
+    // Without REDIS_URL: signed requests' nonces, revoked access tokens, known logins (in memory, one instance).
+    NONCE_STORE_MAX: { type: 'integer', minimum: 1000, default: 100_000 },
+    REVOCATION_STORE_MAX: { type: 'integer', minimum: 1000, default: 100_000 },
+    KNOWN_LOGIN_STORE_MAX: { type: 'integer', minimum: 1000, default: 100_000 },
+    // Rows a client's requests add to the database, per owner: its sign-ins (the oldest ended beyond it), its
+    // Idempotency-Key records (the oldest forgotten beyond it) and the spent refresh tokens kept per sign-in for reuse detection.
+    SIGN_INS_MAX_PER_USER: { type: 'integer', minimum: 1, maximum: 10_000, default: 100 },
+    IDEMPOTENCY_KEYS_MAX_PER_CLIENT: { type: 'integer', minimum: 10, maximum: 1_000_000, default: 1000 },
+    REFRESH_TOKENS_KEPT_PER_SIGN_IN: { type: 'integer', minimum: 2, maximum: 1000, default: 20 },
   },
   dependencies: { ADMIN_EMAIL: ['ADMIN_PASSWORD'], ADMIN_PASSWORD: ['ADMIN_EMAIL'] },
 } as const;
+
+/** A numeric variable's default, for the modules that hold it as a typed constant (a default written once, here). */
+export const configDefault = (name: keyof typeof CONFIG_SCHEMA.properties): number => (CONFIG_SCHEMA.properties[name] as { default: number }).default;
 
 /**
  * Ajv as env-schema sets it up (strings coerced to the schema's types, defaults filled, unknown variables dropped,

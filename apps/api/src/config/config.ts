@@ -7,6 +7,7 @@ import validateConfig from '../generated/config-validator.cjs';
 import { parseOAuthProviders, type OAuthProviderConfig } from './oauth-config.js';
 import { dataDirectories, repoRoot } from '../paths.js';
 import { resolveSecrets, type Secrets } from './secrets.js';
+import type { StoreBounds } from './store-bounds.js';
 
 /** GraphQL abuse limits (SPEC §2), applied by graphql/guards/limits.ts and graphql/guards/budget.ts. */
 export interface GraphQLLimits {
@@ -126,6 +127,8 @@ export interface Config {
   collections: CollectionLimits;
   /** Contract evolution at run time (SPEC §6): usage recording, and deprecations beyond the contract's. */
   contractUsage: ContractUsageConfig;
+  /** The bounds of the stores a request can grow (SPEC §0.2, bounds/store-bounds.ts, docs/bounds.md). */
+  storeBounds: StoreBounds;
 }
 
 export interface ContractUsageConfig {
@@ -133,6 +136,17 @@ export interface ContractUsageConfig {
   enabled: boolean;
   /** How often the counts are added to the database (default 10 s; not an env setting). */
   flushIntervalMs?: number | undefined;
+  // The record's bounds (SPEC §0.2); unset (a test's config), the schema's defaults (plugins/contract-usage.ts).
+  /** `CONTRACT_USAGE_RETENTION_DAYS` (default 37): days of rows kept, today's included; older ones are deleted. */
+  retentionDays?: number | undefined;
+  /** `CONTRACT_USAGE_NEW_NAMES_PER_DAY` (default 1000): new client names, and new operation names, admitted a day. */
+  newNamesPerDay?: number | undefined;
+  /** `CONTRACT_USAGE_NEW_NAMES_PER_ADDRESS` (default 10): one client address's share of them. */
+  newNamesPerAddress?: number | undefined;
+  /** `CONTRACT_USAGE_ROWS_PER_DAY` (default 20 000): rows added to the table a day, every instance together. */
+  rowsPerDay?: number | undefined;
+  /** `CONTRACT_USAGE_ROWS_PER_ADDRESS` (default 1000): rows one client address may add a day. */
+  rowsPerAddress?: number | undefined;
   /**
    * Deprecations added to those of openapi.yaml, by operationId (not an env setting: tests deprecate an operation or
    * a parameter without editing the contract). Dates as the contract writes them (`YYYY-MM-DD`).
@@ -167,7 +181,7 @@ export interface MailConfig {
   retryDelaysMs?: readonly number[] | undefined;
   /** `SMTP_CONNECTION_TIMEOUT_MS`, `SMTP_GREETING_TIMEOUT_MS`, `SMTP_SOCKET_TIMEOUT_MS` (defaults 10 s, 10 s, 30 s). */
   smtpTimeouts?: SmtpTimeouts | undefined;
-  /** The outbox's worker and bounds (`MAIL_CONCURRENCY`, `MAIL_QUEUE_MAX`, `MAIL_*_MAX_PER_HOUR`); defaults in mail/outbox.ts. */
+  /** The outbox's worker and bounds (`MAIL_CONCURRENCY`, `MAIL_QUEUE_MAX`, `MAIL_*_MAX_PER_HOUR`, `MAIL_SENDER_MAX_PENDING`, …); defaults in mail/outbox.ts. */
   outbox?: Partial<MailOutboxConfig> | undefined;
 }
 
@@ -183,12 +197,18 @@ export interface SmtpTimeouts {
 export interface MailOutboxConfig {
   /** Messages sent at once by this instance's worker. */
   concurrency: number;
-  /** Most messages waiting in the outbox; beyond it new mail is dropped (logged, counted). */
+  /** Most messages waiting in the outbox; beyond it the request that would add one is refused (503, MAIL_QUEUE_FULL). */
   queueMax: number;
   /** Most messages of one kind to one address per hour (every account and every sender together). */
   perRecipientPerHour: number;
   /** Most messages of one kind about one account per hour. */
   perAccountPerHour: number;
+  /** `MAIL_SENDER_MAX_PENDING`: most messages waiting that one sender (a client address, an account) asked for. */
+  senderMaxPending: number;
+  /** `MAIL_PRIORITY_RESERVE`: room beyond `queueMax` that only the owner's security mail (trust links, change notices) may use. */
+  priorityReserve: number;
+  /** `MAIL_CLAIM_LEASE_MS`: how long a claimed message is its worker's (renewed while it is sent) before another may send it. */
+  leaseMs: number;
 }
 
 interface RawEnv {
@@ -254,9 +274,26 @@ interface RawEnv {
   MAIL_QUEUE_MAX: number;
   MAIL_RECIPIENT_MAX_PER_HOUR: number;
   MAIL_ACCOUNT_MAX_PER_HOUR: number;
+  MAIL_SENDER_MAX_PENDING: number;
+  MAIL_PRIORITY_RESERVE: number;
+  MAIL_CLAIM_LEASE_MS: number;
   RECENT_AUTH_MS: number;
   GRAPHIQL: boolean;
   CONTRACT_USAGE: boolean;
+  CONTRACT_USAGE_RETENTION_DAYS: number;
+  CONTRACT_USAGE_NEW_NAMES_PER_DAY: number;
+  CONTRACT_USAGE_NEW_NAMES_PER_ADDRESS: number;
+  CONTRACT_USAGE_ROWS_PER_DAY: number;
+  CONTRACT_USAGE_ROWS_PER_ADDRESS: number;
+  RATE_LIMIT_STORE_MAX_KEYS: number;
+  GRAPHQL_DOCUMENT_CACHE_MAX_BYTES: number;
+  GRAPHQL_DOCUMENT_CACHE_MAX_TEXT: number;
+  NONCE_STORE_MAX: number;
+  REVOCATION_STORE_MAX: number;
+  KNOWN_LOGIN_STORE_MAX: number;
+  SIGN_INS_MAX_PER_USER: number;
+  IDEMPOTENCY_KEYS_MAX_PER_CLIENT: number;
+  REFRESH_TOKENS_KEPT_PER_SIGN_IN: number;
   EXACT_COUNT_LIMIT: number;
   MAX_OFFSET: number;
 }
@@ -356,12 +393,33 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         queueMax: raw.MAIL_QUEUE_MAX,
         perRecipientPerHour: raw.MAIL_RECIPIENT_MAX_PER_HOUR,
         perAccountPerHour: raw.MAIL_ACCOUNT_MAX_PER_HOUR,
+        senderMaxPending: raw.MAIL_SENDER_MAX_PENDING,
+        priorityReserve: raw.MAIL_PRIORITY_RESERVE,
+        leaseMs: raw.MAIL_CLAIM_LEASE_MS,
       },
     },
     recentAuthMs: raw.RECENT_AUTH_MS,
     graphiql: raw.GRAPHIQL,
     collections: { exactCountLimit: raw.EXACT_COUNT_LIMIT, maxOffset: raw.MAX_OFFSET },
-    contractUsage: { enabled: raw.CONTRACT_USAGE },
+    contractUsage: {
+      enabled: raw.CONTRACT_USAGE,
+      retentionDays: raw.CONTRACT_USAGE_RETENTION_DAYS,
+      newNamesPerDay: raw.CONTRACT_USAGE_NEW_NAMES_PER_DAY,
+      newNamesPerAddress: raw.CONTRACT_USAGE_NEW_NAMES_PER_ADDRESS,
+      rowsPerDay: raw.CONTRACT_USAGE_ROWS_PER_DAY,
+      rowsPerAddress: raw.CONTRACT_USAGE_ROWS_PER_ADDRESS,
+    },
+    storeBounds: {
+      rateLimitKeys: raw.RATE_LIMIT_STORE_MAX_KEYS,
+      documentCacheBytes: raw.GRAPHQL_DOCUMENT_CACHE_MAX_BYTES,
+      documentCacheMaxText: raw.GRAPHQL_DOCUMENT_CACHE_MAX_TEXT,
+      nonces: raw.NONCE_STORE_MAX,
+      revocations: raw.REVOCATION_STORE_MAX,
+      knownLogins: raw.KNOWN_LOGIN_STORE_MAX,
+      signInsPerUser: raw.SIGN_INS_MAX_PER_USER,
+      idempotencyKeysPerClient: raw.IDEMPOTENCY_KEYS_MAX_PER_CLIENT,
+      refreshTokensPerSignIn: raw.REFRESH_TOKENS_KEPT_PER_SIGN_IN,
+    },
   };
 }
 

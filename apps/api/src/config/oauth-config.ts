@@ -38,6 +38,7 @@ function checkUrl(variable: string, value: string, errors: string[]): void {
 
 /** Every provider configured in `env`; throws one error naming each missing or malformed variable. */
 export function parseOAuthProviders(env: Record<string, string | undefined>): OAuthProviderConfig[] {
+  // bound: per call (the environment read once at start)
   const found = new Map<string, Partial<Record<Suffix, string>>>();
   for (const [key, value] of Object.entries(env)) {
     const match = VARIABLE.exec(key);

@@ -26,6 +26,7 @@ function join(base: string, name: string): string {
  * entry), at most MAX_FIELD_ERRORS of them (Ajv reports all: a body of 10,000 unknown keys would otherwise be answered
  * with 10,000 errors). */
 export function fieldErrors(errors: AjvFailure[]): FieldError[] {
+  // bound: per call
   const seen = new Set<string>();
   const result: FieldError[] = [];
   for (const error of errors) {

@@ -62,6 +62,24 @@ export const ErrorKinds = {
     reason: 'MAIL_NOT_CONFIGURED',
     logAs: 'warn',
   },
+  // The mail outbox (or the asking client's share of it) is full: the request that would add a message is refused.
+  MAIL_QUEUE_FULL: {
+    code: 50302,
+    status: 503,
+    graphqlCode: 'INTERNAL_SERVER_ERROR',
+    message: 'The mail outbox is full; retry later',
+    reason: 'MAIL_QUEUE_FULL',
+    logAs: 'warn',
+  },
+  // A store this request would add to is at its bound (SPEC §0.2, docs/bounds.md): refused rather than forgetting another's entry.
+  STORE_FULL: {
+    code: 50303,
+    status: 503,
+    graphqlCode: 'INTERNAL_SERVER_ERROR',
+    message: 'The server holds as much of this as it may; retry later',
+    reason: 'STORE_FULL',
+    logAs: 'warn',
+  },
 } as const satisfies Record<string, ErrorKind>;
 
 export type ErrorKindName = keyof typeof ErrorKinds;

@@ -10,6 +10,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import { useDeferStream } from '@graphql-yoga/plugin-defer-stream';
+import type { DocumentNode } from 'graphql';
+import { declareDocumentCache, documentCache } from '../bounds/document-cache.js';
 import { graphqlAcceleration } from './acceleration/index.js';
 import { createGraphQLContext } from './schema/context.js';
 import { graphqlErrorBody, graphqlErrorMediaType, graphqlErrorOf, maskError } from './transports/errors.js';
@@ -94,8 +96,13 @@ async function graphqlPlugin(app: FastifyInstance): Promise<void> {
   const acceleration = graphqlAcceleration(app, { production, persisted });
   const ui = app.config.graphiql ? graphiql() : undefined;
   ui?.register(app);
+  // Yoga's parse cache, keyed by the client's text: bounded in bytes, no long text kept (bounds/document-cache.ts).
+  const parsed = { documentCache: documentCache<DocumentNode>(app.config.storeBounds), errorCache: documentCache<object>(app.config.storeBounds) };
+  declareDocumentCache(app.stores, 'graphql-parsed-documents', 'the texts a client sends', parsed.documentCache, app.config.storeBounds);
+  declareDocumentCache(app.stores, 'graphql-parse-errors', 'the texts a client sends that do not parse', parsed.errorCache, app.config.storeBounds);
   const yoga = createYoga<ServerContext>({
     schema: buildGraphQLSchema(),
+    parserAndValidationCache: parsed,
     graphqlEndpoint: '/graphql',
     context: (server) =>
       'req' in server

@@ -25,6 +25,7 @@ export function limitSendStalls(app: FastifyInstance, ms: number): void {
 
 /** Closes at once a connection from an address that already holds `max` (`HTTP_MAX_CONNECTIONS_PER_ADDRESS`). */
 export function capConnectionsPerAddress(server: Server, max: number): void {
+  // bound: one per client address with an open connection (HTTP_MAX_CONNECTIONS)
   const held = new Map<string, number>();
   server.on('connection', (socket) => {
     const address = socket.remoteAddress ?? '';

@@ -17,6 +17,8 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { boundedKey } from '../bounds/keys.js';
+import { countRedisKeys } from '../shared-state/redis-size.js';
 import { clientKey } from '../http/client-address.js';
 import { AppError } from '../errors/app-error.js';
 import type { RateBucket } from '../http/rate-bucket.js';
@@ -60,6 +62,24 @@ type CountedRequest = FastifyRequest & { [kStates]?: BucketState[]; [kHeld]?: st
 type KeyedRequest = FastifyRequest & { [kFixedKey]?: string };
 
 const seconds = (ms: number) => Math.max(0, Math.ceil(ms / 1000));
+const HOUR_MS = 3_600_000;
+/** What one in-memory counter costs: its bounded key (bounds/keys.ts, prefixed by its bucket), the record and the Map's entry. */
+const COUNTER_BYTES = 256;
+
+/** A request's key in one bucket, bounded in size (bounds/keys.ts) whatever the client sent. */
+const storeKey = (request: FastifyRequest, bucket: RateBucket) =>
+  `${bucket.name}|${boundedKey((request as KeyedRequest)[kFixedKey] ?? bucket.key(request))}`;
+
+/** A bucket that could not take a new key: the request is refused with 503 until the store's oldest window ends. */
+function storeFullState(bucket: RateBucket, ttl: number): BucketState {
+  const resetAt = Date.now() + ttl;
+  const refusal = () =>
+    new AppError(
+      'STORE_FULL',
+      `The server holds as many rate-limit counters as it may (RATE_LIMIT_STORE_MAX_KEYS); retry in ${Math.max(1, seconds(ttl))} s`,
+    );
+  return { limit: bucket.max, remaining: 0, windowMs: bucket.windowMs, resetAt, exceeded: true, refusal };
+}
 
 /** A count: at once from the in-memory store, a promise from Redis. */
 type Counted<T> = T | Promise<T>;
@@ -76,25 +96,54 @@ interface LocalStoreApi {
   read(key: string, callback: (error: Error | null, record: StoreRecord) => void, timeWindow: number, max: number): void;
 }
 
+/** Keys held by every in-memory store of the limiter together, against RATE_LIMIT_STORE_MAX_KEYS. */
+class KeyBudget {
+  held = 0;
+  readonly stores: WindowCounters[] = [];
+  constructor(readonly max: number) {}
+
+  /** Room for one more key, once the expired ones of every store are gone. */
+  hasRoom(now: number): boolean {
+    if (this.held < this.max) return true;
+    for (const store of this.stores) store.sweep(now);
+    return this.held < this.max;
+  }
+}
+
+/** What a full store answers: a new key refused, every key already held still counted (SPEC §0.2). */
+class StoreFullError extends Error {}
+
 /**
- * A bucket's counters in memory, kept until their window ends and never evicted. @fastify/rate-limit's own LocalStore
- * (a private file of the package, `store/LocalStore.js`) keeps the 5,000 most recent keys, so 5,000 requests on made-up
- * keys (e-mails at the login bucket) would forget any account's or address's count (SPEC §3.3: counters not forgotten
- * under pressure). Bounded by the keys one window can hold, which the per-address buckets bound. Every entry lives one
- * window: insertion order is expiry order, so the sweep stops at the first live one. By hand: the store interface is
- * @fastify/rate-limit's, and no kept store offers it without an LRU.
+ * Counters of one window length in memory, kept until their window ends and never evicted. @fastify/rate-limit's own
+ * LocalStore (a private file of the package, `store/LocalStore.js`) keeps the 5,000 most recent keys, so 5,000 requests
+ * on made-up keys (e-mails at the login bucket) would forget any account's or address's count (SPEC §3.3: counters not
+ * forgotten under pressure). Bounded instead (SPEC §0.2): every key is short (bounds/keys.ts), the buckets keyed on
+ * client input are counted only after the client's per-address buckets let it through (`count`), and all stores
+ * together hold at most RATE_LIMIT_STORE_MAX_KEYS keys, past which a new key is refused (503) while every counter held
+ * goes on. One store per window length: insertion order is expiry order, so the sweep stops at the first live one. By
+ * hand: the store interface is @fastify/rate-limit's, and no kept store offers it without an LRU.
  */
 class WindowCounters implements LocalStoreApi {
-  private readonly counters = new Map<string, { current: number; resetAt: number }>();
+  private readonly counters = new Map<string, { current: number; resetAt: number }>(); // bound: KeyBudget (RATE_LIMIT_STORE_MAX_KEYS)
+
+  constructor(private readonly budget: KeyBudget) {
+    budget.stores.push(this);
+  }
+
+  get size(): number {
+    return this.counters.size;
+  }
 
   incr(key: string, callback: (error: Error | null, record: StoreRecord) => void, timeWindow: number): void {
     const now = Date.now();
     this.sweep(now);
     let counter = this.counters.get(key);
     if (!counter || counter.resetAt <= now) {
-      this.counters.delete(key);
+      if (counter) this.drop(key);
+      if (!this.budget.hasRoom(now)) return callback(new StoreFullError(), { current: 0, ttl: this.oldestTtl(now) });
       counter = { current: 0, resetAt: now + timeWindow };
       this.counters.set(key, counter);
+      this.budget.held += 1;
     }
     counter.current += 1;
     callback(null, { current: counter.current, ttl: counter.resetAt - now });
@@ -106,11 +155,21 @@ class WindowCounters implements LocalStoreApi {
     callback(null, counter && counter.resetAt > now ? { current: counter.current, ttl: counter.resetAt - now } : { current: 0, ttl: timeWindow });
   }
 
-  private sweep(now: number): void {
+  sweep(now: number): void {
     for (const [key, counter] of this.counters) {
       if (counter.resetAt > now) break;
-      this.counters.delete(key);
+      this.drop(key);
     }
+  }
+
+  /** Until this store's oldest key ends (the Retry-After of a refused new key). */
+  private oldestTtl(now: number): number {
+    const oldest = this.counters.values().next().value;
+    return oldest ? oldest.resetAt - now : 1000;
+  }
+
+  private drop(key: string): void {
+    if (this.counters.delete(key)) this.budget.held -= 1;
   }
 }
 
@@ -154,7 +213,7 @@ function writeHeaders(reply: FastifyReply, state: BucketState): void {
   reply.header('x-ratelimit-reset', Math.ceil(state.resetAt / 1000));
   reply.header('ratelimit-policy', `${state.limit};w=${seconds(state.windowMs)}`);
   reply.header('ratelimit', `limit=${state.limit}, remaining=${state.remaining}, reset=${resetIn}`);
-  if (state.exceeded && reply.statusCode === 429) reply.header('retry-after', Math.max(1, resetIn));
+  if (state.exceeded && (reply.statusCode === 429 || reply.statusCode === 503)) reply.header('retry-after', Math.max(1, resetIn));
 }
 
 const tooMany = (state: BucketState) =>
@@ -175,6 +234,7 @@ async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
     key: clientKey,
   };
   app.decorate('defaultRateBucket', defaultBucket);
+  // bound: one per bucket of rate-limits/buckets.ts
   const limiters = new Map<string, Limiter>();
   const limiterFor = (bucket: RateBucket): Limiter => {
     let limiter = limiters.get(bucket.name);
@@ -182,7 +242,7 @@ async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
       limiter = app.createRateLimit({
         max: bucket.max,
         timeWindow: bucket.windowMs,
-        keyGenerator: (request) => `${bucket.name}|${(request as KeyedRequest)[kFixedKey] ?? bucket.key(request)}`,
+        keyGenerator: (request) => storeKey(request, bucket),
       });
       limiters.set(bucket.name, limiter);
     }
@@ -194,12 +254,38 @@ async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
   // parallel requests of one client) cannot read each other's record. (Through createRateLimit a store answers after
   // an `await`, when its mutable record may already hold a later count.) With Redis, through the limiter. One store
   // per bucket, as createRateLimit gives each limiter its own (`store.child()`).
-  const localStores = redis ? undefined : new Map<string, LocalStoreApi>();
+  // per bucket, as createRateLimit gives each limiter its own (`store.child()`) — here one per window length, the buckets'
+  // keys prefixed with their names, so the sweep of each runs in expiry order.
+  const budget = new KeyBudget(app.config.storeBounds.rateLimitKeys);
+  const localStores = redis ? undefined : new Map<number, WindowCounters>(); // bound: one per window length of the buckets
   const localStoreFor = (bucket: RateBucket): LocalStoreApi => {
-    let store = localStores!.get(bucket.name);
-    if (!store) localStores!.set(bucket.name, (store = new WindowCounters()));
+    let store = localStores!.get(bucket.windowMs);
+    if (!store) localStores!.set(bucket.windowMs, (store = new WindowCounters(budget)));
     return store;
   };
+  app.stores.declare({
+    name: 'rate-limit-counters',
+    home: redis ? 'redis' : 'memory',
+    scope: 'store',
+    maxEntries: budget.max,
+    maxBytes: budget.max * COUNTER_BYTES,
+    ttlMs: Math.max(
+      app.config.defaultRateLimit.windowMs,
+      HOUR_MS,
+      app.config.rateLimits.loginAccount.windowMs,
+      app.config.rateLimits.signup.windowMs,
+    ),
+    perClient:
+      'a key per bucket the request passes: the buckets keyed on client input (e-mails) are counted only once the per-address buckets let the request through, so one address adds at most their limits per window; keys over 96 characters are kept as their SHA-256',
+    atBound: redis
+      ? 'every key expires with its window in Redis (PEXPIRE); keys are bounded in size as in memory'
+      : 'a new key is refused (503, Retry-After until the oldest window ends); no counter is evicted, every key held goes on counting',
+    config: ['RATE_LIMIT_STORE_MAX_KEYS'],
+    size: async () => {
+      const entries = redis ? await countRedisKeys(redis.commands, 'rate-limit:', budget.max + 1) : budget.held;
+      return { entries, bytes: entries * COUNTER_BYTES };
+    },
+  });
 
   /** Counts (or, with `increment: false`, only reads) one bucket for `request`: at once in memory, a round trip with Redis. */
   function countOne(request: FastifyRequest, bucket: RateBucket, increment = true): Counted<BucketState> {
@@ -216,16 +302,22 @@ async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
             },
       );
     let stored: StoreRecord = { current: 0, ttl: 0 };
-    const key = `${bucket.name}|${(request as KeyedRequest)[kFixedKey] ?? bucket.key(request)}`;
-    localStoreFor(bucket)[increment ? 'incr' : 'read'](key, (_error, record) => (stored = record), bucket.windowMs, bucket.max);
+    let full = false;
+    localStoreFor(bucket)[increment ? 'incr' : 'read'](
+      storeKey(request, bucket),
+      (error, record) => ((stored = record), (full = error instanceof StoreFullError)),
+      bucket.windowMs,
+      bucket.max,
+    );
+    if (full) return storeFullState(bucket, stored.ttl);
     return stateOf(bucket, stored, increment);
   }
 
   // Failures-only buckets learn of a failure only when it is answered (after the password check): attempts still in
   // progress are held here, so a burst of concurrent guesses cannot all pass the check before the first is counted.
   // (Per instance; with Redis the stored failures are shared, the attempts in progress are not.)
-  const inFlight = new Map<string, number>();
-  const holdKey = (request: FastifyRequest, bucket: RateBucket) => `${bucket.name}|${bucket.key(request)}`;
+  const inFlight = new Map<string, number>(); // bound: one key per request in progress (HTTP_MAX_CONNECTIONS)
+  const holdKey = (request: FastifyRequest, bucket: RateBucket) => storeKey(request, bucket);
   function release(request: CountedRequest): void {
     for (const key of request[kHeld] ?? []) {
       const left = (inFlight.get(key) ?? 1) - 1;
@@ -257,17 +349,30 @@ async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
     }) as Counted<BucketState>;
   }
 
-  /** Every bucket of the request, the default one first: counted once per request, all of them. */
+  /**
+   * Every bucket of the request in order, the default one first, counted once per request until one refuses it: the
+   * buckets after a refusing one are not counted (SPEC §0.2). So a bucket keyed on client input (the login's and the
+   * reset's e-mail, listed after the per-address ones) gains a key only for requests the client's address may send:
+   * one address adds at most its per-address limits of keys per window, whatever it puts in the body.
+   */
   function count(request: CountedRequest, withRouteBuckets: boolean): Counted<BucketState[]> {
     const existing = request[kStates];
     if (existing) return existing;
-    const buckets = withRouteBuckets ? (request.routeOptions.config?.rateBuckets ?? []) : [];
-    const counted = [
-      countOne(request, defaultBucket),
-      ...buckets.map((bucket) => (bucket.countOnlyStatus === undefined ? countOne(request, bucket) : checkFailures(request, bucket))),
-    ];
-    const keep = (states: BucketState[]) => (request[kStates] = states);
-    return counted.some((state) => state instanceof Promise) ? Promise.all(counted).then(keep) : keep(counted as BucketState[]);
+    const buckets = [defaultBucket, ...(withRouteBuckets ? (request.routeOptions.config?.rateBuckets ?? []) : [])];
+    const states: BucketState[] = [];
+    const keep = () => (request[kStates] = states);
+    const from = (index: number): Counted<BucketState[]> => {
+      for (let at = index; at < buckets.length; at++) {
+        const bucket = buckets[at]!;
+        const state = at === 0 || bucket.countOnlyStatus === undefined ? countOne(request, bucket) : checkFailures(request, bucket);
+        if (state instanceof Promise)
+          return state.then((settled) => (states.push(settled), settled.exceeded ? keep() : from(at + 1))) as Promise<BucketState[]>;
+        states.push(state);
+        if (state.exceeded) break;
+      }
+      return keep();
+    };
+    return from(0);
   }
 
   const refusal = (states: BucketState[]): AppError | undefined => {

@@ -42,6 +42,7 @@ const CREDENTIAL_ROUTES = new Set(['/login', '/auth/refresh', '/api/v1/api-keys'
  * start, instead of being silently skipped.
  */
 function helmetHeaders(options: object): Record<string, string> {
+  // bound: the configured headers, built at start
   const headers = new Map<string, string>();
   const recorder = new Proxy({} as ServerResponse, {
     get(_target, property) {

@@ -38,9 +38,11 @@ function loginEmail(request: FastifyRequest): string {
  *   Refused attempts are not failures, so an attacker cannot extend the lock-out: it lasts at most one window.
  */
 export function loginBuckets(rateLimits: Config['rateLimits']): RateBucket[] {
+  // The per-address bucket first: a bucket after a refusing one is not counted (plugins/rate-limit.ts), so the keys made
+  // of the body's e-mail grow only by what this address may send (SPEC §0.2).
   return [
-    { name: 'login', max: rateLimits.loginMax, windowMs: MINUTE_MS, key: (request) => `${clientAddress(request)}|${loginEmail(request)}` },
     { name: 'login-ip', max: rateLimits.loginIpMax, windowMs: MINUTE_MS, key: clientAddress },
+    { name: 'login', max: rateLimits.loginMax, windowMs: MINUTE_MS, key: (request) => `${clientAddress(request)}|${loginEmail(request)}` },
     loginAccountBucket(rateLimits),
   ];
 }
@@ -78,9 +80,10 @@ export const loginAccountBucket = (rateLimits: Config['rateLimits']): RateBucket
 export function accountBuckets(): Partial<Record<OperationId, RateBucket[]>> {
   const tokenGuesses: RateBucket = { name: 'account-token', max: 30, windowMs: 15 * MINUTE_MS, key: clientAddress };
   return {
+    // Per address first, as the login's (loginBuckets): the per-e-mail keys grow only by what the address may ask.
     forgotPassword: [
-      { name: 'forgot-email', max: 5, windowMs: HOUR_MS, key: loginEmail },
       { name: 'forgot-ip', max: 20, windowMs: HOUR_MS, key: clientAddress },
+      { name: 'forgot-email', max: 5, windowMs: HOUR_MS, key: loginEmail },
     ],
     resetPassword: [tokenGuesses],
     verifyEmail: [tokenGuesses],

@@ -56,6 +56,7 @@ export function contractDeprecations(
 ): Map<string, DeprecationOverride> {
   const components = (document as { components?: { parameters?: Record<string, Parameter> } }).components?.parameters ?? {};
   const resolve = (parameter: Parameter) => (parameter.$ref ? components[parameter.$ref.split('/').pop()!] : parameter);
+  // bound: deprecations of the contract and the configuration, built at start
   const table = new Map<string, DeprecationOverride>();
   for (const item of Object.values(document.paths)) {
     const shared = ((item as { parameters?: Parameter[] }).parameters ?? []).map(resolve);
@@ -113,6 +114,7 @@ function deprecationHook(deprecation: OperationDeprecation): onSendHookHandler {
  * operations that have something deprecated; the others are returned as they are (no hook, no work per request).
  */
 export function deprecationHooks(document: OpenapiDocument, changelogUrl: string, overrides?: Record<string, DeprecationOverride>) {
+  // bound: one per deprecated operation, built at start
   const hooks = new Map<string, onSendHookHandler>();
   for (const [operationId, entry] of contractDeprecations(document, overrides)) {
     const what = `openapi.yaml ${operationId}`;

@@ -57,5 +57,9 @@ export function sendRestError(request: FastifyRequest, reply: FastifyReply, erro
   }
   // The first request with the key is still running: worth a retry in a moment, unlike any other conflict.
   if (error.kind === ErrorKinds.IDEMPOTENCY_KEY_IN_USE) reply.header('retry-after', '1');
+  // The mail outbox drains at SMTP's pace: about the time a few thousand messages take (mail/delivery.ts).
+  if (error.kind === ErrorKinds.MAIL_QUEUE_FULL) reply.header('retry-after', '30');
+  // A full store frees as its entries expire: the rate limiter writes its own (the oldest window's end), others a minute.
+  if (error.kind === ErrorKinds.STORE_FULL && !reply.hasHeader('retry-after')) reply.header('retry-after', '60');
   return reply.status(error.status).send(errorBody(error));
 }

@@ -57,6 +57,7 @@ function withoutVendorMediaType(document: ReturnType<typeof openapiDocument>) {
 function etaggedReads(document: ReturnType<typeof openapiDocument>): Set<string> {
   type Operation = { operationId?: string; responses?: Record<string, { headers?: Record<string, unknown>; $ref?: string }> };
   const responses = (document as { components?: { responses?: Record<string, { headers?: Record<string, unknown> }> } }).components?.responses ?? {};
+  // bound: operations of openapi.yaml, built at start
   const reads = new Set<string>();
   for (const item of Object.values(document.paths)) {
     const get = (item as { get?: Operation }).get;
@@ -72,6 +73,7 @@ function idempotentWrites(document: ReturnType<typeof openapiDocument>): Set<str
   type Parameter = { name?: string; in?: string; $ref?: string };
   const components = (document as { components?: { parameters?: Record<string, Parameter> } }).components?.parameters ?? {};
   const resolve = (parameter: Parameter) => (parameter.$ref ? components[parameter.$ref.split('/').pop()!] : parameter);
+  // bound: operations of openapi.yaml, built at start
   const writes = new Set<string>();
   for (const item of Object.values(document.paths)) {
     for (const operation of Object.values(item) as { operationId?: string; parameters?: Parameter[] }[]) {
@@ -90,11 +92,28 @@ async function restPlugin(app: FastifyInstance): Promise<void> {
   const requirements = operationRequirements(specification);
   const collectionReads = etaggedReads(specification);
   const keyedWrites = idempotentWrites(specification);
-  const idempotencyStore = new DatabaseIdempotencyStore(app.db.prisma);
+  const idempotencyStore = new DatabaseIdempotencyStore(app.db.prisma, app.config.storeBounds.idempotencyKeysPerClient);
   const idempotency = idempotencyHooks({ store: idempotencyStore, secret: app.config.secrets.session, ttlSeconds: app.config.idempotencyTtlSeconds });
   // Expired records are also skipped and replaced when met; every instance sweeps the rest hourly.
   const purge = setInterval(() => void idempotencyStore.purgeExpired(Date.now()).catch(() => undefined), 3_600_000).unref();
   app.addHook('onClose', async () => clearInterval(purge));
+  app.stores.declare({
+    name: 'idempotency-records',
+    home: 'database',
+    scope: 'owner',
+    maxEntries: app.config.storeBounds.idempotencyKeysPerClient,
+    ttlMs: app.config.idempotencyTtlSeconds * 1000,
+    perClient:
+      'an authenticated client (user, or the signing service) keeps at most IDEMPOTENCY_KEYS_MAX_PER_CLIENT keys; anonymous callers keep none',
+    atBound: "a new key forgets the client's oldest record (its replay is then run as a new request)",
+    config: ['IDEMPOTENCY_KEYS_MAX_PER_CLIENT', 'IDEMPOTENCY_TTL_SECONDS'],
+    size: async () => {
+      const rows = await app.db.prisma.$queryRaw<
+        { n: bigint | null }[]
+      >`SELECT max(n) AS n FROM (SELECT count(*) AS n FROM idempotency_records GROUP BY scope) AS o`;
+      return { entries: Number(rows[0]?.n ?? 0) };
+    },
+  });
   const bodies = operationBodies(specification);
   // Deprecated operations and parameters answer with Deprecation, Sunset and a Link to the changelog (SPEC §6).
   const withDeprecation = deprecationHooks(specification, `${app.config.mail.publicUrl}/docs/changelog`, app.config.contractUsage.deprecations);

@@ -19,6 +19,7 @@ type OperationObject = {
 
 /** operationId → body rule, for the operations that declare a `requestBody`. */
 export function operationBodies(document: OpenapiDocument): Map<string, BodyRule> {
+  // bound: per operation of openapi.yaml, built at start
   const rules = new Map<string, BodyRule>();
   for (const item of Object.values(document.paths)) {
     for (const operation of Object.values(item) as OperationObject[]) {

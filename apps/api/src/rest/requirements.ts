@@ -13,6 +13,7 @@ type OperationObject = { operationId?: string; security?: Record<string, string[
 /** operationId → requirement. An operation without `security` inherits the document's top-level one. */
 export function operationRequirements(document: OpenapiDocument): Map<string, Requirement> {
   const globalSecurity = (document.security as OperationObject['security']) ?? [];
+  // bound: operations of openapi.yaml, built at start
   const requirements = new Map<string, Requirement>();
   for (const item of Object.values(document.paths)) {
     for (const operation of Object.values(item) as OperationObject[]) {

@@ -19,6 +19,7 @@ export type ContractInput<Name extends InputSchema> = Schemas[Name];
 export type Unvalidated<T> = { [Field in keyof T]?: T[Field] | null };
 
 const ajv = contractAjv('exact');
+// bound: the contract's input schemas, a fixed set
 const validators = new Map<InputSchema, Validate>();
 
 function validatorOf(name: InputSchema): Validate {

@@ -5,6 +5,7 @@ import type { Config } from '../../src/config/config.js';
 import { DEFAULT_COLLECTION_LIMITS } from '../../src/config/collection-limits.js';
 import { DEFAULT_GRAPHQL_LIMITS } from '../../src/graphql/guards/limits.js';
 import { generateSecrets } from '../../src/config/secrets.js';
+import { DEFAULT_STORE_BOUNDS } from '../../src/config/store-bounds.js';
 
 /** Config fields a test may override; the rate-limit buckets one by one (the others keep their defaults). */
 export type TestConfigOverrides = Omit<Partial<Config>, 'rateLimits'> & { rateLimits?: Partial<Config['rateLimits']> };
@@ -60,6 +61,7 @@ export function testConfig({ rateLimits, ...overrides }: TestConfigOverrides = {
     // Counted as in production, added to the database when a test flushes and at close: no timer adds a statement
     // to a suite that counts them.
     contractUsage: { enabled: true, flushIntervalMs: 3_600_000 },
+    storeBounds: DEFAULT_STORE_BOUNDS,
     ...overrides,
   };
 }

@@ -26,7 +26,10 @@ export interface paths {
          *     address makes it theirs too (refused attempts do not extend the window). That refusal (the
          *     same `429` for a right or wrong password and for an unknown e-mail) also mails the account's
          *     address, if an account has it, a link that lets the address it is followed from in
-         *     (`POST /auth/login/trust-address`): a way in from a new address that no attacker can block.
+         *     (`POST /auth/login/trust-address`): a way in from a new address that no attacker can block
+         *     (a full mail queue never refuses it: it may use `MAIL_PRIORITY_RESERVE` beyond
+         *     `MAIL_QUEUE_MAX`). An address without an account is sent a notice without a link instead, so
+         *     that the mail that follows takes the same time either way.
          *     Every attempt is counted first: a credential header that does not verify is
          *     answered `401` like a wrong password and counted against the sending address, never against
          *     the account. The password policy (8–128 characters) is applied when a password is set; here
@@ -179,11 +182,18 @@ export interface paths {
          *     one use, superseded by a newer request and by any password change. The page at that address
          *     posts the token to `POST /auth/password/reset`.
          *
+         *     When no account has the address, a notice without a link is sent to it instead ("no account
+         *     uses this address"): the mail takes the same path and the same time either way, so not even
+         *     the delay of the asker's own next mail tells which addresses have accounts.
+         *
          *     Rate limited (`429`) to 5 requests per hour per e-mail address and 20 per hour per client
-         *     address. A server without mail configured still answers `202`. The mail is also held to the
-         *     mail budgets (at most `MAIL_RECIPIENT_MAX_PER_HOUR`, 10 by default, reset messages to one address
-         *     per hour) and to the outbox's bound (`MAIL_QUEUE_MAX`); over them the answer is the same `202`
-         *     and nothing is sent.
+         *     address. A server without mail configured still answers `202`. The message is stored before
+         *     the answer: when the outbox is full (`MAIL_QUEUE_MAX`, 10 000 by default) or the asking client
+         *     address already has `MAIL_SENDER_MAX_PENDING` (20) messages waiting, the answer is `503` with
+         *     code `50302` and `Retry-After`, decided by the queue and the asker's own messages only, the
+         *     same for any address asked for. The mail is also held to the mail budgets (at most
+         *     `MAIL_RECIPIENT_MAX_PER_HOUR`, 10 by default, reset messages to one address per hour); over
+         *     them the answer is the same `202` and nothing is sent.
          */
         post: operations["forgotPassword"];
         delete?: never;
@@ -259,9 +269,11 @@ export interface paths {
          * @description Mails a new verification link to the signed-in user's address (earlier links stop working);
          *     nothing is sent when the address is verified already. `202` either way. Rate limited to 5
          *     requests per hour per user. A server without mail configured answers `503` with code
-         *     `50301`. Verification mail is held to the mail budgets (at most `MAIL_RECIPIENT_MAX_PER_HOUR`,
-         *     10 by default, to one address and `MAIL_ACCOUNT_MAX_PER_HOUR`, 20, about one account per hour);
-         *     over them the answer is the same `202` and nothing is sent.
+         *     `50301`; a full mail outbox (`MAIL_QUEUE_MAX`, or the account's share `MAIL_SENDER_MAX_PENDING`)
+         *     `503` with code `50302` and `Retry-After`. Verification mail is held to the mail budgets (at
+         *     most `MAIL_RECIPIENT_MAX_PER_HOUR`, 10 by default, to one address and
+         *     `MAIL_ACCOUNT_MAX_PER_HOUR`, 20, about one account per hour); over them the answer is the same
+         *     `202` and nothing is sent.
          */
         post: operations["resendVerification"];
         delete?: never;
@@ -2845,9 +2857,11 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
-        /** @description A dependency (the database; the identity provider for OAuth; Redis, with `REDIS_URL`, for the checks of a Bearer token, a logout or a signed request) cannot be reached. */
+        /** @description A dependency (the database; the identity provider for OAuth; Redis, with `REDIS_URL`, for the checks of a Bearer token, a logout or a signed request) cannot be reached, or a store this request would add to is at its bound (a rate-limit counter, a signed request's nonce, a logout's revocation: docs/bounds.md); then `Retry-After` says when to retry. */
         ServiceUnavailable: {
             headers: {
+                /** @description Seconds to wait before retrying, when a store at its bound refused the request. */
+                "Retry-After"?: number;
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                 "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                 "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];

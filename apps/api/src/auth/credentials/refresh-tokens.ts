@@ -1,5 +1,6 @@
 // Refresh-token rotation: one-time tokens in families, stored as hashes; reuse of a spent token revokes the user.
 import { Prisma, type PrismaClient } from '@users-posts/db';
+import { DEFAULT_STORE_BOUNDS } from '../../config/store-bounds.js';
 import { AppError } from '../../errors/app-error.js';
 import type { Clock } from '../clock.js';
 import { sha256 } from '../hashing.js';
@@ -20,6 +21,8 @@ export interface RefreshReusePolicy {
   graceMs: number;
   /** The security event of a reuse (SPEC §3.2): every credential of the user revoked (security-events.ts). */
   onReuse: (userId: number) => Promise<void>;
+  /** REFRESH_TOKENS_KEPT_PER_SIGN_IN: spent tokens kept per sign-in to recognise a replay. */
+  keptPerSignIn?: number | undefined;
 }
 
 const isForeignKeyViolation = (error: unknown) => error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2003';
@@ -69,6 +72,7 @@ export class RefreshTokenService {
       data: { usedAt: now },
     });
     if (spent.count === 1) {
+      await this.forgetOldestSpent(stored.familyId);
       const signIn = await this.signIns.renewTokens(stored.familyId);
       const user = await this.prisma.user.findUnique({ where: { id: stored.userId }, select: { id: true, tokenVersion: true } });
       if (!signIn || !user) throw new AppError('UNAUTHENTICATED', 'This sign-in was ended; log in again');
@@ -83,6 +87,18 @@ export class RefreshTokenService {
     }
     if (current) await this.policy.onReuse(stored.userId); // not when the sign-in was ended meanwhile (its tokens went with it)
     throw new AppError('UNAUTHENTICATED', 'Refresh token reuse detected: every sign-in and API key of this user was revoked');
+  }
+
+  /**
+   * A sign-in keeps its newest REFRESH_TOKENS_KEPT_PER_SIGN_IN spent tokens (SPEC §0.2): enough to see a token presented
+   * again after a thief or the owner rotated it (a replay comes within a rotation or two), not one row per refresh
+   * for ever. A token spent longer ago than that is unknown (401), as an expired one is, not reuse.
+   */
+  private async forgetOldestSpent(familyId: string): Promise<void> {
+    await this.prisma.$executeRaw`
+      DELETE FROM refresh_tokens WHERE id IN (
+        SELECT id FROM refresh_tokens WHERE family_id = ${familyId} AND used_at IS NOT NULL
+        ORDER BY used_at DESC, id DESC OFFSET ${this.policy.keptPerSignIn ?? DEFAULT_STORE_BOUNDS.refreshTokensPerSignIn})`;
   }
 
   /** The sign-in a refresh token of `userId` belongs to, or null (logout ends it by the token the client holds). */

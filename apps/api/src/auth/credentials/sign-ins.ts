@@ -5,6 +5,7 @@ import { USER_AGENT_MAX } from '@users-posts/contracts';
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import { randomSecret, sha256 } from '../hashing.js';
+import { DEFAULT_STORE_BOUNDS } from '../../config/store-bounds.js';
 
 export const SESSION_COOKIE = 'sid';
 export const SESSION_TTL_SECONDS = 24 * 60 * 60;
@@ -38,6 +39,8 @@ export class SignInService {
   constructor(
     private readonly prisma: PrismaClient,
     private readonly clock: Clock,
+    /** SIGN_INS_MAX_PER_USER: beyond it a new login ends the user's oldest sign-in (SPEC §0.2). */
+    private readonly maxPerUser: number = DEFAULT_STORE_BOUNDS.signInsPerUser,
   ) {}
 
   /**
@@ -60,7 +63,18 @@ export class SignInService {
          FOR SHARE
       RETURNING id`);
     if (rows.length === 0) return null;
+    await this.keepNewest(user.id, at);
     return { id, userId: user.id, authTime: now, ...(secret === undefined ? {} : { secret }) };
+  }
+
+  /**
+   * A user holds at most `maxPerUser` sign-ins: each login ends the oldest beyond it, and the user's expired ones (a
+   * client logging in again and again, with a password it knows, grows nothing past that).
+   */
+  private async keepNewest(userId: number, now: Date): Promise<void> {
+    await this.prisma.$executeRaw`
+      DELETE FROM sessions WHERE user_id = ${userId} AND (expires_at <= ${now} OR id IN (
+        SELECT id FROM sessions WHERE user_id = ${userId} ORDER BY created_at DESC, id DESC OFFSET ${this.maxPerUser}))`;
   }
 
   /** The live cookie sign-in of a cookie value, or null (unknown, ended or expired; an expired one is deleted). */

@@ -54,6 +54,8 @@ import { budgetCheckpoint } from '../guards/budget.js';
 export interface CompiledExecutionOptions {
   /** A document is compiled when it is executed for this many times (1: at once). */
   afterExecutions: number;
+  /** Given the compiled functions' store once built (its bound is MAX_KEPT_FIELDS fields), to declare it. */
+  declareStore?: (size: () => { entries: number; bytes: number }) => void;
   /** The process's compilations: at most `compileBurst` at once, then `compilesPerSecond` (defaults: COMPILE_BURST, COMPILES_PER_SECOND). */
   compileBurst?: number;
   compilesPerSecond?: number;
@@ -72,6 +74,8 @@ export interface CompiledExecutionOptions {
 export const MAX_COMPILED_FIELDS = 200;
 /** Fields of all compiled functions kept (graphql-jit generates ~1.2 KB of source per field). */
 export const MAX_KEPT_FIELDS = 5_000;
+/** Bytes a compiled field is taken to hold (its generated source and closure). */
+export const BYTES_PER_FIELD = 2_048;
 /** Compilations the process allows: a burst, then a steady rate per second. */
 export const COMPILE_BURST = 20;
 export const COMPILES_PER_SECOND = 10;
@@ -110,6 +114,7 @@ export function compilableQuery(document: DocumentNode): { query: OperationDefin
   for (const variable of operation.variableDefinitions ?? []) {
     if (variable.directives?.length || (variable.defaultValue && !isSafeValue(variable.defaultValue))) return undefined;
   }
+  // bound: per call
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const definition of document.definitions) {
     if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
@@ -176,10 +181,12 @@ const hasErrors = (result: unknown) => ((result as { errors?: readonly unknown[]
 export function compiledExecutionPlugin(options: CompiledExecutionOptions): Plugin {
   v8.setFlagsFromString('--no-compilation-cache'); // see the header
   const states = new WeakMap<DocumentNode, DocumentState>();
+  // bound: MAX_KEPT_FIELDS fields (store graphql-compiled-documents)
   const compiledDocuments = new LRUCache<DocumentNode, CompiledQuery>({
     maxSize: MAX_KEPT_FIELDS,
     sizeCalculation: (_compiled, document) => states.get(document)?.fields ?? MAX_COMPILED_FIELDS,
   });
+  options.declareStore?.(() => ({ entries: compiledDocuments.size, bytes: compiledDocuments.calculatedSize * BYTES_PER_FIELD }));
   const mayCompile = compileBudget(options.compileBurst ?? COMPILE_BURST, options.compilesPerSecond ?? COMPILES_PER_SECOND);
 
   const compiledFor = (args: ExecutionArgs): CompiledQuery | undefined => {

@@ -11,7 +11,7 @@
 // subscriptions) is declined before anything runs, and Yoga's handler answers it as before. Written by hand: Yoga offers no public "handle parsed params" entry point.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { getOperationAST, GraphQLError, type DocumentNode } from 'graphql';
-import { LRUCache } from 'lru-cache';
+import type { LRUCache } from 'lru-cache';
 import { createGraphQLError, processRegularResult } from 'graphql-yoga';
 import type { AnyYoga } from '../schema/context.js';
 import { COMPILABLE_REQUEST } from './compiled-execution.js';
@@ -47,6 +47,7 @@ export function regularMediaType(accept: string | undefined): RegularMediaType |
  * it, and then it is cleared and refilled.
  */
 const MEDIA_TYPES_KEPT = 64;
+// bound: MEDIA_TYPES_KEPT headers of at most 256 characters, cleared when full
 const mediaTypeOfAccept = new Map<string | undefined, RegularMediaType | undefined>();
 function cachedRegularMediaType(accept: string | undefined): RegularMediaType | undefined {
   if (mediaTypeOfAccept.has(accept)) return mediaTypeOfAccept.get(accept);
@@ -126,17 +127,18 @@ function prepare(enveloped: Enveloped, params: SimpleParams): DocumentNode | und
  * per parse and validate): with traces on, this memo is not used. A document that failed is not kept: Yoga answers it.
  */
 export class PreparedDocuments {
-  private readonly byText = new LRUCache<string, Map<string | undefined, DocumentNode>>({ max: 1000 });
+  /** Bounded in bytes and by age, and keeps no long text (bounds/document-cache.ts). */
+  constructor(readonly cache: LRUCache<string, Map<string | undefined, DocumentNode>>) {}
 
   of(enveloped: Enveloped, params: SimpleParams): DocumentNode | undefined {
-    const byName = this.byText.get(params.query);
+    const byName = this.cache.get(params.query);
     const known = byName?.get(params.operationName);
     if (known) return known;
     const document = prepare(enveloped, params);
     // Operation names a client sends for one text are few; an attacker varying them only fills this text's map, bounded.
     if (document && (byName?.size ?? 0) < 16) {
       if (byName) byName.set(params.operationName, document);
-      else this.byText.set(params.query, new Map([[params.operationName, document]]));
+      else this.cache.set(params.query, new Map([[params.operationName, document]]));
     }
     return document;
   }

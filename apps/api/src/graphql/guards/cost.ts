@@ -139,7 +139,9 @@ interface Collected {
  * exponentially, and stop here at the ceiling instead.
  */
 function collect(input: CostInput, type: GraphQLObjectType, selectionSets: readonly (SelectionSetNode | undefined)[], budget: WalkBudget): Collected {
+  // bound: per call (one document, GRAPHQL_MAX_TOKENS)
   const collected: Collected = { fields: new Map(), deferred: [] };
+  // bound: per call (one document, GRAPHQL_MAX_TOKENS)
   const visited = new Set<string>();
   for (const selectionSet of selectionSets)
     if (selectionSet) collectInto(input, type, selectionSet, collected.fields, collected.deferred, visited, budget);

@@ -83,6 +83,7 @@ export function readManifest(file: string): Map<string, string> {
         ? Object.entries(json)
         : [];
   if (entries.length === 0 && !isObject(json)) throw new Error(`${file}: not a persisted documents manifest (a JSON object of hash → document)`);
+  // bound: the manifest read at start
   const documents = new Map<string, string>();
   for (const [hash, document] of entries) {
     if (!SHA256_HEX.test(hash) || typeof document !== 'string')

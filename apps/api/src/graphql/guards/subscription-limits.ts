@@ -24,6 +24,7 @@ export type Lease = { release: Release } | { refused: 'client' | 'total' };
 
 /** Held slots per key and in total, each against its cap. */
 export class Tally {
+  // bound: one per client holding a subscription or socket (SUBSCRIPTIONS_MAX_TOTAL)
   private readonly byKey = new Map<string, number>();
   private all = 0;
 

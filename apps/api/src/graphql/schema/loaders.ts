@@ -13,6 +13,7 @@ export interface Loaders {
 }
 
 export function createLoaders(services: Services): Loaders {
+  // bound: per request (one set of loaders per operation), keyed by the selections of its document
   const postLoaders = new Map<string, DataLoader<number, PostRow[]>>();
   return {
     userById: new DataLoader((ids) => services.users.getMany(ids)),

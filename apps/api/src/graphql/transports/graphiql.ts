@@ -119,6 +119,7 @@ export function graphiql(): GraphiQL {
   let loaded: Promise<Loaded> | undefined;
   const assets = () => (loaded ??= load());
   // The pages rendered, by their options (the server's own: one entry in practice), with their validators.
+  // bound: the server's own page options, one entry in practice
   const pages = new Map<string, Page>();
   const render = (version: string, options: object) => {
     const base = `/graphiql/${version}`;

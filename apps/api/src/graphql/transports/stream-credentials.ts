@@ -26,6 +26,7 @@ export interface StreamCredentials {
 }
 
 export function streamCredentials(identity: Identity, db: Database, reverifyIntervalMs = 30_000): StreamCredentials {
+  // bound: one per open SSE subscription (SUBSCRIPTIONS_MAX_TOTAL)
   const byUser = new Map<number, Set<Watched>>();
 
   const reverify = (watched: Watched) => {

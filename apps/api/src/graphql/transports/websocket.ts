@@ -206,6 +206,7 @@ export function serveGraphQLOverWebSocket(options: GraphQLWebSocketOptions): Gra
   /** The client address of each upgrade, resolved once before the handshake. */
   const addresses = new WeakMap<IncomingMessage, string>();
   /** Authenticated sockets by user, for re-verification. */
+  // bound: one per open authenticated socket (HTTP_MAX_CONNECTIONS, per address HTTP_MAX_CONNECTIONS_PER_ADDRESS)
   const byUser = new Map<number, Set<SocketExtra>>();
   let closing = false;
 
@@ -288,9 +289,14 @@ export function serveGraphQLOverWebSocket(options: GraphQLWebSocketOptions): Gra
     }
   };
 
-  /** Takes the slots a new subscription needs (rate limit, per connection, per client, total), or says why not. */
-  const admitSubscription = async (extra: SocketExtra, id: string, principal: Principal): Promise<GraphQLError[] | undefined> => {
-    const key = clientKeyOf(principal, addresses.get(extra.request) ?? 'unknown');
+  /**
+   * The cheap refusals of a `subscribe`, before anything reads the database (SPEC §0.2): a duplicate id, the connection's
+   * cap, the rate limit. The rate limit is keyed on the user the socket was admitted for (else its address), which
+   * the operation's principal, read next, can only confirm or end (a credential that no longer holds closes the socket).
+   */
+  const reserveSubscription = async (extra: SocketExtra, id: string): Promise<GraphQLError[] | undefined> => {
+    const address = addresses.get(extra.request) ?? 'unknown';
+    const key = extra.userId !== undefined ? `user:${extra.userId}` : clientKeyOf(anonymous, address);
     const held = (extra.subscriptions ??= new Map());
     // The id is reserved before any await: `subscribe X, complete X, subscribe X` sent at once must not run two
     // subscriptions under one id (the second would overwrite the first's release, leaking its slot for good).
@@ -298,21 +304,25 @@ export function serveGraphQLOverWebSocket(options: GraphQLWebSocketOptions): Gra
     if (held.size >= limits.perConnection) return wsError(capMessage('connection', limits), 'RATE_LIMITED');
     const reserved = () => {};
     held.set(id, reserved);
-    const unreserve = () => {
-      if (held.get(id) === reserved) held.delete(id);
-    };
     try {
       await options.consumeRateLimit(key);
     } catch (error) {
-      unreserve();
+      if (held.get(id) === reserved) held.delete(id);
       if (isRateLimited(error)) return wsError(error.message, 'RATE_LIMITED');
       throw error;
     }
+    return undefined;
+  };
+
+  /** Then, with the principal of now: the per-client and total caps, the slot held until the subscription ends. */
+  const leaseSubscription = (extra: SocketExtra, id: string, principal: Principal): GraphQLError[] | undefined => {
+    const held = extra.subscriptions!;
     // Completed by the client while it was counted: nothing to run, nothing to hold.
-    if (held.get(id) !== reserved) return wsError(`Subscription ${id} was completed before it started`, 'BAD_USER_INPUT');
-    const lease = caps.subscriptions.take(key);
+    const reserved = held.get(id);
+    if (reserved === undefined) return wsError(`Subscription ${id} was completed before it started`, 'BAD_USER_INPUT');
+    const lease = caps.subscriptions.take(clientKeyOf(principal, addresses.get(extra.request) ?? 'unknown'));
     if ('refused' in lease) {
-      unreserve();
+      if (held.get(id) === reserved) held.delete(id);
       return wsError(capMessage(lease.refused, limits), 'RATE_LIMITED');
     }
     held.set(id, lease.release);
@@ -350,15 +360,18 @@ export function serveGraphQLOverWebSocket(options: GraphQLWebSocketOptions): Gra
       },
       onSubscribe: async (ctx, id, payload) => {
         const heard = ctx.extra.accessChanges ?? 0;
+        const tooMany = await reserveSubscription(ctx.extra, id);
+        if (tooMany) return tooMany;
         let principal: Principal;
         try {
           principal = await authorize(ctx.extra);
         } catch (error) {
+          releaseSubscription(ctx.extra, id);
           // The socket is closing with 4403 and the cause (authorize): this operation runs nothing.
           if (error instanceof AppError) return wsError(error.message, 'UNAUTHENTICATED');
           throw error;
         }
-        const refused = await admitSubscription(ctx.extra, id, principal);
+        const refused = leaseSubscription(ctx.extra, id, principal);
         if (refused) return refused;
         let admitted = false;
         try {

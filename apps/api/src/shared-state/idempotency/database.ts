@@ -1,17 +1,26 @@
 // Idempotency-Key records in the database (the idempotency_records table, through Prisma): every instance sees them.
 import type { Prisma, PrismaClient } from '@users-posts/db';
+import { DEFAULT_STORE_BOUNDS } from '../../config/store-bounds.js';
 import type { ClaimedKey, IdempotencyRecord, IdempotencyStore, KeptAnswer } from './store.js';
 
 const isUniqueViolation = (error: unknown) => (error as { code?: unknown }).code === 'P2002';
 
 export class DatabaseIdempotencyStore implements IdempotencyStore {
-  constructor(private readonly prisma: PrismaClient) {}
+  constructor(
+    private readonly prisma: PrismaClient,
+    /** IDEMPOTENCY_KEYS_MAX_PER_CLIENT: a client's records beyond it, oldest first, are forgotten (SPEC §0.2). */
+    private readonly maxPerScope: number = DEFAULT_STORE_BOUNDS.idempotencyKeysPerClient,
+  ) {}
 
   async create(claimed: ClaimedKey, record: { fingerprint: string; lockedUntil: number; expiresAt: number }): Promise<boolean> {
     try {
       await this.prisma.idempotencyRecord.create({
         data: { ...claimed, fingerprint: record.fingerprint, lockedUntil: new Date(record.lockedUntil), expiresAt: new Date(record.expiresAt) },
       });
+      // A client with more keys than its share forgets its oldest: a retry comes within minutes, not after that many writes.
+      await this.prisma.$executeRaw`
+        DELETE FROM idempotency_records WHERE scope = ${claimed.scope} AND key IN (
+          SELECT key FROM idempotency_records WHERE scope = ${claimed.scope} ORDER BY created_at DESC, key DESC OFFSET ${this.maxPerScope})`;
       return true;
     } catch (error) {
       if (isUniqueViolation(error)) return false;

@@ -1,24 +1,24 @@
-// Known logins in this process's memory (one instance), expired entries swept as new ones come.
+// Known logins in this process's memory (one instance), bounded by KNOWN_LOGIN_STORE_MAX (bounds/expiring-keys.ts).
+import { ExpiringKeys } from '../../bounds/expiring-keys.js';
+import { DEFAULT_STORE_BOUNDS } from '../../config/store-bounds.js';
 import type { KnownLoginStore } from './store.js';
 
 export class MemoryKnownLoginStore implements KnownLoginStore {
-  private readonly known = new Map<string, number>();
+  readonly known: ExpiringKeys;
 
+  constructor(max = DEFAULT_STORE_BOUNDS.knownLogins) {
+    this.known = new ExpiringKeys(max);
+  }
+
+  /**
+   * Keys are digests already (rate-limits/buckets.ts). A full store keeps no new pair: the login itself succeeded, and
+   * only the exemption from the per-account guard is not remembered for it (no known pair is ever evicted for another).
+   */
   async remember(key: string, ttlMs: number): Promise<void> {
-    this.sweep();
-    this.known.delete(key); // re-inserted last: entries stay in expiry order (every one lives equally long)
-    this.known.set(key, Date.now() + ttlMs);
+    this.known.add(key, Date.now() + ttlMs, Date.now());
   }
 
   async has(key: string): Promise<boolean> {
-    return (this.known.get(key) ?? 0) > Date.now();
-  }
-
-  private sweep(): void {
-    const now = Date.now();
-    for (const [key, expiresAt] of this.known) {
-      if (expiresAt > now) break;
-      this.known.delete(key);
-    }
+    return this.known.has(key, Date.now());
   }
 }

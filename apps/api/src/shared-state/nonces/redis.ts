@@ -1,5 +1,6 @@
 // Seen signed-request nonces in Redis (REDIS_URL): a replay is caught whichever instance saw the nonce first.
 import type { Redis } from 'ioredis';
+import { boundedKey } from '../../bounds/keys.js';
 import { sharedStateUnavailable } from '../../errors/unavailable.js';
 import type { NonceStore } from './store.js';
 
@@ -10,7 +11,7 @@ export class RedisNonceStore implements NonceStore {
   async claim(nonce: string, ttlMs: number): Promise<boolean> {
     try {
       // SET NX is atomic: of two instances claiming the same nonce at once, exactly one gets OK.
-      return (await this.redis.set(`nonce:${nonce}`, '1', 'PX', ttlMs, 'NX')) === 'OK';
+      return (await this.redis.set(`nonce:${boundedKey(nonce)}`, '1', 'PX', ttlMs, 'NX')) === 'OK';
     } catch (error) {
       throw sharedStateUnavailable('the request signature nonce cannot be checked', error);
     }

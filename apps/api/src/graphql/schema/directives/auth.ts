@@ -19,6 +19,7 @@ function guarded<Source, Context extends { principal: Principal }>(
 }
 
 export function authDirectiveTransformer(schema: GraphQLSchema): GraphQLSchema {
+  // bound: types of the schema, built at start
   const typeRequirements = new Map<string, Role>();
   return mapSchema(schema, {
     [MapperKind.OBJECT_TYPE]: (type) => {
