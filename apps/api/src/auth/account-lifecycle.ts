@@ -3,8 +3,8 @@
 // every door that creates a user or changes an e-mail.
 import type { PrismaClient } from '@users-posts/db';
 import { AppError } from '../errors/app-error.js';
-import type { MailDelivery } from '../mail/delivery.js';
-import { emailChangedNotice, passwordResetMessage, tokenLink, verificationMessage } from '../mail/messages.js';
+import { mailSender, type MailDelivery } from '../mail/delivery.js';
+import { emailChangedNotice, passwordResetMessage, resetWithoutAccountMessage, tokenLink, verificationMessage } from '../mail/messages.js';
 import { hashPassword, verifyPassword } from './credentials/passwords.js';
 import type { TokenPair } from './credentials/refresh-tokens.js';
 import type { Identity } from './identity.js';
@@ -41,7 +41,9 @@ export class AccountLifecycle {
     mail.define('email_changed', async ({ to }) => emailChangedNotice(to));
     mail.define('password_reset', async ({ to }) => {
       const user = await prisma.user.findUnique({ where: { email: to }, select: { id: true, email: true } });
-      if (!user) return null;
+      // A message either way: one skipped at once would free its slot a round trip sooner, and the asker's own next
+      // mail would tell whether this address has an account (issue 46).
+      if (!user) return resetWithoutAccountMessage(to);
       const token = await identity.accountTokens.issue(user.id, 'password_reset', user.email);
       return passwordResetMessage(user.email, tokenLink(publicUrl, 'reset-password', token));
     });
@@ -52,12 +54,17 @@ export class AccountLifecycle {
     created: (user) => this.sendVerification(user.id, user.email),
     emailChanged: (user, previous) => {
       this.sendVerification(user.id, user.email);
-      void this.mail.enqueue({ kind: 'email_changed', to: previous, userId: user.id });
+      this.mail.enqueueInBackground({ kind: 'email_changed', to: previous, userId: user.id, sender: mailSender.account(user.id) });
     },
   };
 
+  /** After a committed change, which no refusal can undo: a refusal is logged (the owner may ask again: resend). */
   private sendVerification(userId: number, email: string): void {
-    void this.mail.enqueue({ kind: 'email_verification', to: email, userId });
+    this.mail.enqueueInBackground(this.verification(userId, email));
+  }
+
+  private verification(userId: number, email: string) {
+    return { kind: 'email_verification', to: email, userId, sender: mailSender.account(userId) } as const;
   }
 
   /**
@@ -96,13 +103,15 @@ export class AccountLifecycle {
   }
 
   /**
-   * `POST /auth/password/forgot`: queues the reset mail and returns at once, whether or not an account has this address
-   * (the lookup runs in the outbox's worker, several messages at once, so neither the answer, its timing nor the
-   * delay of the prober's own next mail tells).
+   * `POST /auth/password/forgot`: queues the reset mail, charged to `clientAddress` (the asker), whether or not an
+   * account has this address: the lookup runs in the outbox's worker at the message's turn, and a message leaves either
+   * way, so neither the answer, its timing nor the delay of the prober's own next mail tells. Rejects with
+   * MAIL_QUEUE_FULL (503) when the outbox or the asker's share of it is full: what only the asker's own requests and
+   * the queue decide, never the address asked for.
    */
-  forgotPassword(email: string): void {
-    // Stored for every address alike (one row, the same statement): the lookup is the worker's, at the message's turn.
-    void this.mail.enqueue({ kind: 'password_reset', to: email.toLowerCase() });
+  async forgotPassword(email: string, clientAddress: string): Promise<void> {
+    // Stored for every address alike (one row, the same statement).
+    await this.mail.enqueue({ kind: 'password_reset', to: email.toLowerCase(), sender: mailSender.address(clientAddress) });
   }
 
   /**
@@ -145,6 +154,7 @@ export class AccountLifecycle {
   async resendVerification(userId: number): Promise<void> {
     if (!this.mail.configured) throw new AppError('MAIL_NOT_CONFIGURED');
     const user = await this.prisma.user.findUnique({ where: { id: userId }, select: { email: true, emailVerifiedAt: true } });
-    if (user && !user.emailVerifiedAt) this.sendVerification(userId, user.email);
+    // Awaited: at a full queue this request is refused (503, MAIL_QUEUE_FULL) rather than answered 202 for nothing.
+    if (user && !user.emailVerifiedAt) await this.mail.enqueue(this.verification(userId, user.email));
   }
 }

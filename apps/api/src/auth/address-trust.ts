@@ -6,12 +6,15 @@
 // who sets it off gains nothing, and the owner may follow any live one. Links are not superseded by newer ones (an
 // attacker's refusal must not void the link the owner is about to open), and at most MAILS_PER_WINDOW are mailed per
 // account per window, each valid as long as the window (ACCOUNT_TOKEN_TTL_MS): whenever the budget refuses a new one,
-// the last one mailed still works, so no attacker can use the budget up to keep the owner out.
+// the last one mailed still works, so no attacker can use the budget up to keep the owner out. In the outbox a link is
+// the owner's security mail (mail/delivery.ts): it may use the room reserved beyond MAIL_QUEUE_MAX, so a queue that
+// others filled never refuses it, and it is charged to the account's address, not to the client whose refusal sent it,
+// so it never waits behind that client's own queue.
 import type { PrismaClient } from '@users-posts/db';
 import type { FastifyRequest } from 'fastify';
 import { AppError } from '../errors/app-error.js';
-import type { MailDelivery } from '../mail/delivery.js';
-import { addressTrustMessage } from '../mail/messages.js';
+import { mailSender, type MailDelivery } from '../mail/delivery.js';
+import { addressTrustMessage, addressTrustWithoutAccountMessage } from '../mail/messages.js';
 import type { RateBucket } from '../http/rate-bucket.js';
 import { ACCOUNT_TOKEN_TTL_MS } from './credentials/account-tokens.js';
 import type { Identity } from './identity.js';
@@ -46,6 +49,7 @@ export class AddressTrust {
     key: () => '', // keyed by each call: `consume(budget, email)`
   };
   /** Offers between the refusal and the mail's admission (idle()). */
+  // bound: offers in flight, one per refused login being answered (HTTP_MAX_CONNECTIONS)
   private readonly offering = new Set<Promise<void>>();
 
   constructor(
@@ -54,10 +58,11 @@ export class AddressTrust {
     private readonly mail: MailDelivery,
     private readonly options: AddressTrustOptions,
   ) {
-    // Composed at its turn: the account is looked up then (after the answer), so nothing tells whether it exists.
+    // Composed at its turn: the account is looked up then (after the answer), so nothing tells whether it exists; and a
+    // message leaves either way, so the slot it holds does not tell either (as a reset's, account-lifecycle.ts).
     mail.define('address_trust', async ({ to }) => {
       const user = await prisma.user.findUnique({ where: { email: to }, select: { id: true, email: true } });
-      if (!user) return null;
+      if (!user) return addressTrustWithoutAccountMessage(to);
       const token = await identity.accountTokens.issue(user.id, 'address_trust', user.email);
       return addressTrustMessage(user.email, `${options.publicUrl}/trust-address#token=${token}`);
     });
@@ -83,7 +88,7 @@ export class AddressTrust {
         if (error instanceof AppError) return; // over the budget: the links already mailed in this window still work
         throw error;
       }
-      await this.mail.enqueue({ kind: 'address_trust', to: email });
+      await this.mail.enqueue({ kind: 'address_trust', to: email, sender: mailSender.owner(email) });
     })().catch((error: unknown) => this.options.log.warn({ err: error }, 'address-trust link not offered'));
     this.offering.add(offering);
     void offering.finally(() => this.offering.delete(offering));

@@ -44,6 +44,17 @@ export const passwordResetMessage = (to: string, link: string): MailMessage =>
     { href: link, label: 'Choose a new password' },
   );
 
+/**
+ * A reset asked for an address no account has. Sent rather than nothing (issue 46): a message composed and sent holds
+ * a delivery slot as long for an address with an account as without, so the time the asker's own mail takes tells
+ * nothing of whether this one has an account. No link: there is nothing to reset.
+ */
+export const resetWithoutAccountMessage = (to: string): MailMessage =>
+  message(to, 'Password reset requested', [
+    'Someone asked to reset the password of an account with this e-mail address, but no account uses this address.',
+    'If it was you, you may have signed up with another address. If it was not you, ignore this message: nothing was changed.',
+  ]);
+
 export const verificationMessage = (to: string, link: string): MailMessage =>
   message(
     to,
@@ -70,3 +81,10 @@ export const addressTrustMessage = (to: string, link: string): MailMessage =>
     ],
     { href: link, label: 'Let this device log in' },
   );
+
+/** The guard refused a login for an address no account has: told, for the same reason as resetWithoutAccountMessage. */
+export const addressTrustWithoutAccountMessage = (to: string): MailMessage =>
+  message(to, 'Repeated logins with this e-mail address', [
+    'Someone tried many times to log in with this e-mail address, but no account uses this address, so nothing is at risk.',
+    'You need not do anything; ignore this message.',
+  ]);

@@ -39,6 +39,22 @@ async function domainPlugin(app: FastifyInstance, opts: DomainPluginOptions): Pr
     onOutcome: (outcome, kind) => app.metrics.countMail(outcome, kind),
   });
   app.metrics.watchMailOutbox(() => delivery.pending());
+  const bounds = delivery.bounds;
+  app.stores.declare({
+    name: 'mail-outbox',
+    home: 'database',
+    scope: 'store',
+    maxEntries: bounds.queueMax + bounds.priorityReserve,
+    perClient:
+      'MAIL_SENDER_MAX_PENDING messages waiting per sender (the client address that asked, IPv6 by /64; the account for the mail a change of it ' +
+      'sends; trust links are charged to the account’s address, at most 3 an hour), ' +
+      'and per hour MAIL_RECIPIENT_MAX_PER_HOUR to one address and MAIL_ACCOUNT_MAX_PER_HOUR about one account, per kind',
+    atBound:
+      'the request that would add a message is refused (503, 50302, Retry-After), decided by the queue and the sender’s own share only; ' +
+      'over a budget the message is not stored and the request answers the same; trust links and change notices may use MAIL_PRIORITY_RESERVE more',
+    config: ['MAIL_QUEUE_MAX', 'MAIL_PRIORITY_RESERVE', 'MAIL_SENDER_MAX_PENDING', 'MAIL_RECIPIENT_MAX_PER_HOUR', 'MAIL_ACCOUNT_MAX_PER_HOUR'],
+    size: async () => ({ entries: await delivery.pending() }),
+  });
   if (!delivery.configured) app.log.warn('No SMTP_URL: mail of the account lifecycle (verification, password reset) is not sent');
   const account = new AccountLifecycle(db.prisma, identity, delivery, config.mail.publicUrl);
   app.decorate('identity', identity);

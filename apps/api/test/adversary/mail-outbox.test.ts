@@ -226,7 +226,7 @@ describe('MAIL-QUEUE-UNBOUNDED: the queue’s bound, and a restart', () => {
     };
   }
 
-  it('beyond MAIL_QUEUE_MAX nothing is stored; the gauge and the counter say so', async () => {
+  it('beyond MAIL_QUEUE_MAX nothing is stored, and a request that can be refused is (503); the gauge and the counter say so', async () => {
     const down = await refusingServer();
     const app = await createAuthTestApp({
       config: {
@@ -250,9 +250,17 @@ describe('MAIL-QUEUE-UNBOUNDED: the queue’s bound, and a restart', () => {
         await app.mail.queued();
       }
       expect(await app.db.prisma.mailOutbox.count()).toBe(3);
+      // A sign-up's verification follows a committed account: logged and counted. A reset is asked for by its request,
+      // which is refused instead of answered 202 for a message never stored (issue 46; adversary/mail-fairness.test.ts).
+      const forgot = await app.inject({ method: 'POST', url: '/auth/password/forgot', payload: { email: uniqueEmail('late') } });
+      expect(forgot.statusCode).toBe(503);
+      expect(forgot.json()).toMatchObject({ code: 50302 });
+      expect(forgot.headers['retry-after']).toBe('30');
+      expect(await app.db.prisma.mailOutbox.count()).toBe(3);
       const metrics = await metricsText(app);
       expect(metrics).toMatch(/^mail_outbox_pending 3$/m);
       expect(metrics).toMatch(/^mail_messages_total\{kind="email_verification",outcome="dropped"\} 3$/m);
+      expect(metrics).toMatch(/^mail_messages_total\{kind="password_reset",outcome="dropped"\} 1$/m);
     } finally {
       await app.close();
       await down.close();

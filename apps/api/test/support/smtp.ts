@@ -1,5 +1,6 @@
 // A real SMTP server in the test process (smtp-server, the nodemailer project's): the app sends to it over TCP, the
-// test waits for each message as an event and follows the links in it. It can be told to refuse mail (SMTP down).
+// test waits for each message as an event and follows the links in it. It can be told to refuse mail (SMTP down), and
+// to hold messages in DATA until the test releases them (a slow server: each held message keeps its sender's slot).
 import { simpleParser } from 'mailparser';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
@@ -16,6 +17,12 @@ export class SmtpSink {
   readonly received: ReceivedMail[] = [];
   /** Messages to refuse with a 451 before accepting again (a failing SMTP server). */
   refuseNext = 0;
+  /** Which messages to hold in DATA, unanswered, until released (none by default). */
+  hold: (mail: ReceivedMail) => boolean = () => false;
+  /** Messages held now, oldest first, each with what answers its DATA. */
+  readonly held: { mail: ReceivedMail; release: () => void }[] = [];
+  /** The first recipient of every message that reached DATA, held or not, in the order they did. */
+  readonly arrivals: string[] = [];
   private readonly waiters = new Set<() => void>();
 
   private constructor(private readonly server: SMTPServer) {}
@@ -33,14 +40,19 @@ export class SmtpSink {
               sink!.refuseNext -= 1;
               return callback(Object.assign(new Error('Mailbox unavailable, try again later'), { responseCode: 451 }));
             }
-            sink!.accept({
+            const mail = {
               to: session.envelope.rcptTo.map((recipient) => recipient.address.toLowerCase()),
               from: typeof session.envelope.mailFrom === 'object' ? session.envelope.mailFrom.address : '',
               subject: parsed.subject ?? '',
               text: parsed.text ?? '',
               html: typeof parsed.html === 'string' ? parsed.html : '',
-            });
-            callback();
+            };
+            sink!.arrivals.push(mail.to[0] ?? '');
+            const accept = () => (sink!.accept(mail), callback());
+            if (sink!.hold(mail)) {
+              sink!.held.push({ mail, release: accept });
+              sink!.wake();
+            } else accept();
           })
           .catch(callback);
       },
@@ -57,7 +69,34 @@ export class SmtpSink {
 
   private accept(mail: ReceivedMail): void {
     this.received.push(mail);
-    for (const wake of this.waiters) wake();
+    this.wake();
+  }
+
+  private wake(): void {
+    for (const wake of [...this.waiters]) wake();
+  }
+
+  /** Resolves once `ready()` holds, checked at each message that arrives or is held (an event, not a timer). */
+  async until(ready: () => boolean): Promise<void> {
+    while (!ready()) {
+      await new Promise<void>((resolve) => {
+        const wake = () => (this.waiters.delete(wake), resolve());
+        this.waiters.add(wake);
+      });
+    }
+  }
+
+  /** Answers the oldest held message (it is received then); false when none is held. */
+  releaseOne(): boolean {
+    const next = this.held.shift();
+    next?.release();
+    return next !== undefined;
+  }
+
+  /** Answers every held message, and holds no more. */
+  releaseAll(): void {
+    this.hold = () => false;
+    while (this.releaseOne());
   }
 
   /** Every message received so far for `to`. */
@@ -86,6 +125,7 @@ export class SmtpSink {
   }
 
   close(): Promise<void> {
+    this.releaseAll();
     return new Promise((resolve) => this.server.close(() => resolve()));
   }
 }

@@ -4,6 +4,7 @@ import type { OperationHandlers } from '@users-posts/contracts';
 import { setSessionCookie, tokenLogin } from '../../auth/login.js';
 import { requireUser } from '../../auth/principal.js';
 import { AppError } from '../../errors/app-error.js';
+import { clientAddress } from '../../http/client-address.js';
 import type { RestContext } from '../context.js';
 import { KNOWN_LOGIN_TTL_MS, knownLoginKeyOf, loginAccountBucket } from '../../rate-limits/buckets.js';
 
@@ -28,7 +29,8 @@ export const accountHandlers = {
   },
 
   forgotPassword: async ({ body }, { request }) => {
-    request.server.account.forgotPassword(body.email);
+    // Awaited: its message is admitted before the answer, charged to the asking address (503 when it cannot be).
+    await request.server.account.forgotPassword(body.email, clientAddress(request));
     return { status: 202, body: ACCEPTED };
   },
 
