@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, expect, it } from '@jest/globals';
 import { useTestApp } from '../../apps/api/test/support/app.js';
-import { readUsage, writeUsageFile } from '../contracts-usage.js';
+import { exportUsage } from '../contracts-usage.js';
 import { checkEvolution } from '../contracts/evolution.js';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -47,7 +47,7 @@ it('a field removed after its sunset, used by one of two clients: the gate fails
   git('commit', '-q', '-m', 'Post.title deprecated');
   writeFileSync(path.join(dir, 'schema/schema.graphql'), sdl.replace(title, '  "Body text'));
   const usagePath = path.join(dir, 'contracts/usage.json');
-  await writeUsageFile(usagePath, await readUsage(suite.app.db.prisma, { days: 30 }));
+  await exportUsage(suite.app.db.prisma, usagePath, { days: 30 });
 
   const { failures } = await checkEvolution(dir, 'HEAD', { usagePath, windowDays: 30 });
   expect(failures).toEqual([expect.stringContaining("Field 'title' (deprecated) was removed from object type 'Post'")]);

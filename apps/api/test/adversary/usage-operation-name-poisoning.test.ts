@@ -3,13 +3,14 @@
 // flush (a key too long for the index fails the whole upsert, retried forever) nor invent rows without bound.
 import { describe, expect, it } from '@jest/globals';
 import { randomBytes } from 'node:crypto';
+import { ANONYMOUS_OPERATION, DEFAULT_USAGE_BOUNDS } from '../../src/plugins/contract-usage.js';
 import { useTestApp } from '../support/app.js';
 
 describe('contract usage: invented GraphQL operation names', () => {
   const suite = useTestApp({ contractUsage: { enabled: true, flushIntervalMs: 3_600_000 }, defaultRateLimit: { max: 10_000, windowMs: 60_000 } });
 
-  const graphql = (query: string, client: string) =>
-    suite.app.inject({ method: 'POST', url: '/graphql', headers: { 'x-client-name': client }, payload: { query } });
+  const graphql = (query: string, client: string, remoteAddress = '127.0.0.1') =>
+    suite.app.inject({ method: 'POST', url: '/graphql', headers: { 'x-client-name': client }, payload: { query }, remoteAddress });
 
   it('one request with a huge operation name does not stop every later count from being recorded', async () => {
     // Random (incompressible) hex: a btree key of several kilobytes is over PostgreSQL's index row limit (2704 bytes).
@@ -30,15 +31,22 @@ describe('contract usage: invented GraphQL operation names', () => {
     expect(longest[0]!.longest ?? 0).toBeLessThanOrEqual(128);
   });
 
-  it('a flood of invented operation names between two flushes adds a bounded number of rows', async () => {
+  it('a flood of invented operation names from one address adds its share of new names a day, not a share per flush', async () => {
     await suite.app.contractUsage.flush();
     const before = await suite.app.db.prisma.contractUsage.count();
     for (let n = 0; n < 1100; n++) {
-      expect((await graphql(`query Invented${n} { posts(limit: 1) { id } }`, 'flooder')).statusCode).toBe(200);
+      expect((await graphql(`query Invented${n} { posts(limit: 1) { id } }`, 'flooder', '203.0.113.77')).statusCode).toBe(200);
+      // The old bound was per flush window (1 000 names each): a flush now and then gave the flood a new share.
+      if (n % 250 === 249) await suite.app.contractUsage.flush();
     }
     await suite.app.contractUsage.flush();
     const added = (await suite.app.db.prisma.contractUsage.count()) - before;
-    // Query.posts, Query.posts(limit:), Post.id per name: at most 1 000 distinct names, as for client names.
-    expect(added).toBeLessThanOrEqual(3 * 1001);
+    // Query.posts, Query.posts(limit:), Post.id per name: the address's 10 new operation names, and anonymous-operation.
+    expect(added).toBeLessThanOrEqual(3 * (DEFAULT_USAGE_BOUNDS.newNamesPerAddress + 1));
+    const anonymous = await suite.app.db.prisma.contractUsage.findFirst({
+      where: { client: 'flooder', coordinate: 'Query.posts', operation: ANONYMOUS_OPERATION },
+      select: { requests: true },
+    });
+    expect(anonymous?.requests).toBe(BigInt(1100 - DEFAULT_USAGE_BOUNDS.newNamesPerAddress));
   });
 });

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { openapiDocument } from '../../src/contract/openapi-contract.js';
 import { contractDeprecations, deprecationHooks } from '../../src/rest/deprecation.js';
-import { readUsage, writeUsageFile, type UsageFile } from '../../../../scripts/contracts-usage.js';
+import { exportUsage, type UsageFile } from '../../../../scripts/contracts-usage.js';
 import { useTestApp } from '../support/app.js';
 
 const CHANGELOG_LINK = '<https://app.users-posts.test/docs/changelog>; rel="deprecation"';
@@ -100,7 +100,7 @@ describe('usage recorded by the running server, per client, exported for the gat
   async function exported(): Promise<UsageFile> {
     await suite.app.contractUsage.flush();
     const file = path.join(await mkdtemp(path.join(os.tmpdir(), 'usage-')), 'contracts/usage.json');
-    await writeUsageFile(file, await readUsage(suite.app.db.prisma, { days: 30 }));
+    await exportUsage(suite.app.db.prisma, file, { days: 30 });
     return JSON.parse(await readFile(file, 'utf8')) as UsageFile;
   }
 
@@ -187,15 +187,22 @@ describe('usage recording under attack and when off', () => {
   const suite = useTestApp({ contractUsage: { enabled: true, flushIntervalMs: 3_600_000 }, defaultRateLimit: { max: 10_000, windowMs: 60_000 } });
   const off = useTestApp({ contractUsage: { enabled: false } });
 
-  it('a flood of invented X-Client-Name values: at most 1 000 names between two flushes, the rest counted as anonymous', async () => {
-    for (let n = 0; n < 1005; n++) {
-      const answer = await suite.app.inject({ method: 'GET', url: '/healthz', headers: { 'x-client-name': `invented-${n}` } });
-      expect(answer.statusCode).toBe(200);
-    }
+  it('a flood of invented X-Client-Name values from one address: its share of new names a day, the rest counted as name:other', async () => {
+    const health = (client: string, remoteAddress: string) =>
+      suite.app.inject({ method: 'GET', url: '/healthz', headers: { 'x-client-name': client }, remoteAddress });
+    for (let n = 0; n < 30; n++) expect((await health(`invented-${n}`, '203.0.113.50')).statusCode).toBe(200);
+    await suite.app.contractUsage.flush();
+    // Another flush window of the same day: no new share (the old bound, 1 000 names per flush, was spent again each time).
+    for (let n = 30; n < 40; n++) expect((await health(`invented-${n}`, '203.0.113.50')).statusCode).toBe(200);
+    // A name already recorded keeps its place, whoever sends it; a new name from another address has its own share.
+    expect((await health('invented-0', '203.0.113.50')).statusCode).toBe(200);
+    expect((await health('someone-else', '198.51.100.60')).statusCode).toBe(200);
     await suite.app.contractUsage.flush();
     const rows = await suite.app.db.prisma.contractUsage.findMany({ where: { coordinate: 'getHealth' }, select: { client: true, requests: true } });
-    expect(rows).toHaveLength(1001);
-    expect(rows.find((row) => row.client === 'anonymous')?.requests).toBe(5n);
+    const byClient = Object.fromEntries(rows.map((row) => [row.client, row.requests]));
+    expect(Object.keys(byClient).sort()).toEqual(['name:other', 'someone-else', ...Array.from({ length: 10 }, (_, n) => `invented-${n}`)].sort());
+    expect(byClient['name:other']).toBe(30n);
+    expect(byClient['invented-0']).toBe(2n);
     // Undeclared query parameters are not recorded either: only the names the contract gives the operation.
     await suite.app.inject({ method: 'GET', url: '/api/v1/posts?limit=1&invented=1' });
     await suite.app.contractUsage.flush();
