@@ -3,32 +3,21 @@
 // the product (from source, on a throwaway PostgreSQL, mail over SMTP to a sink in this process); prints both medians
 // and their ratio (SPEC §3.2: the same within noise; issue 30 asks for medians within 10 %).
 import { setTimeout as sleep } from 'node:timers/promises';
-import { SMTPServer } from 'smtp-server';
 import { describeMachine } from './machine.js';
 import { benchPostgres, freshDatabase } from './postgres.js';
 import { freePort, startProduct } from './servers.js';
+import { startSmtpSink } from './smtp-sink.js';
 
 const SAMPLES = Number(process.env.FORGOT_SAMPLES ?? 200);
 
-let delivered = 0;
-const smtp = new SMTPServer({
-  authOptional: true,
-  disabledCommands: ['STARTTLS'],
-  logger: false,
-  onData(stream, _session, callback) {
-    stream.resume();
-    stream.on('end', () => (delivered++, callback()));
-  },
-});
-await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
-const smtpPort = (smtp.server.address() as { port: number }).port;
+const smtp = await startSmtpSink();
 
 const postgres = await benchPostgres();
 const database = await freshDatabase(postgres.adminUrl, `bench_forgot_${Date.now()}`);
 // Every sample comes from its own forwarded address and asks for its own e-mail: the per-address and per-e-mail
 // buckets (which would answer 429 after 20 and 5) are not what is measured.
 const product = await startProduct(database.url, await freePort(), [], undefined, undefined, {
-  SMTP_URL: `smtp://127.0.0.1:${smtpPort}`,
+  SMTP_URL: smtp.url,
   TRUST_PROXY: 'true',
   SIGNUP_RATE_LIMIT_MAX: '100000',
 });
@@ -49,7 +38,7 @@ try {
     if (created.status !== 201) throw new Error(`sign-up: ${created.status} ${await created.text()}`);
     existing.push(email);
   }
-  while (delivered < SAMPLES) await sleep(50); // the sign-ups' verification mail, out of the way
+  while (smtp.delivered() < SAMPLES) await sleep(50); // the sign-ups' verification mail, out of the way
 
   const timings: Record<'existing' | 'unknown', number[]> = { existing: [], unknown: [] };
   for (let index = 0; index < 2 * SAMPLES; index++) {
@@ -61,7 +50,7 @@ try {
     timings[kind].push(Number(process.hrtime.bigint() - started) / 1e6);
     if (response.status !== 202) throw new Error(`forgot: ${response.status}`);
   }
-  while (delivered < 2 * SAMPLES) await sleep(50); // every reset mail left: the work behind the 202 was done
+  while (smtp.delivered() < 2 * SAMPLES) await sleep(50); // every reset mail left: the work behind the 202 was done
 
   const median = (values: number[]) => {
     const sorted = [...values].sort((a, b) => a - b);
