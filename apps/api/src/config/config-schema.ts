@@ -54,6 +54,12 @@ export const CONFIG_SCHEMA = {
     GRAPHQL_COMPILED_EXECUTION: { type: 'boolean', default: true },
     GRAPHQL_COMPILE_AFTER: { type: 'integer', minimum: 1, default: 2 },
     REFRESH_RATE_LIMIT_MAX: { type: 'integer', minimum: 1, default: 60 },
+    // The account lifecycle's buckets (rate-limits/buckets.ts): reset mail per address asked for and per client, per
+    // hour; reset, verification and trust-link tokens tried per client, per 15 minutes; verification mail per user, per hour.
+    FORGOT_EMAIL_RATE_LIMIT_MAX: { type: 'integer', minimum: 1, default: 5 },
+    FORGOT_IP_RATE_LIMIT_MAX: { type: 'integer', minimum: 1, default: 20 },
+    ACCOUNT_TOKEN_RATE_LIMIT_MAX: { type: 'integer', minimum: 1, default: 30 },
+    VERIFY_RESEND_RATE_LIMIT_MAX: { type: 'integer', minimum: 1, default: 5 },
     // Judged at start by the contract's sign-up rules and the password policy (bootstrap/admin.ts): one rule, not restated.
     ADMIN_EMAIL: { type: 'string' },
     ADMIN_PASSWORD: { type: 'string' },

@@ -80,6 +80,11 @@ export interface Config {
     loginAccount: { max: number; windowMs: number };
     /** Accounts created per client (`SIGNUP_RATE_LIMIT_MAX`, `SIGNUP_RATE_LIMIT_WINDOW_MS`). */
     signup: { max: number; windowMs: number };
+    /** The account lifecycle's (`FORGOT_EMAIL_…`, `FORGOT_IP_…`, `ACCOUNT_TOKEN_…`, `VERIFY_RESEND_RATE_LIMIT_MAX`). */
+    forgotEmailMax: number;
+    forgotIpMax: number;
+    accountTokenMax: number;
+    verifyResendMax: number;
   };
   /**
    * Fastify's `trustProxy` (`TRUST_PROXY`, off by default): true (every hop), a hop count, or a comma-separated list of
@@ -257,6 +262,10 @@ interface RawEnv {
   GRAPHQL_COMPILED_EXECUTION: boolean;
   GRAPHQL_COMPILE_AFTER: number;
   REFRESH_RATE_LIMIT_MAX: number;
+  FORGOT_EMAIL_RATE_LIMIT_MAX: number;
+  FORGOT_IP_RATE_LIMIT_MAX: number;
+  ACCOUNT_TOKEN_RATE_LIMIT_MAX: number;
+  VERIFY_RESEND_RATE_LIMIT_MAX: number;
   ADMIN_EMAIL?: string;
   ADMIN_PASSWORD?: string;
   CORS_ORIGINS?: string;
@@ -353,6 +362,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       loginIpMax: raw.LOGIN_IP_RATE_LIMIT_MAX,
       loginAccount: { max: raw.LOGIN_ACCOUNT_RATE_LIMIT_MAX, windowMs: raw.LOGIN_ACCOUNT_RATE_LIMIT_WINDOW_MS },
       signup: { max: raw.SIGNUP_RATE_LIMIT_MAX, windowMs: raw.SIGNUP_RATE_LIMIT_WINDOW_MS },
+      forgotEmailMax: raw.FORGOT_EMAIL_RATE_LIMIT_MAX,
+      forgotIpMax: raw.FORGOT_IP_RATE_LIMIT_MAX,
+      accountTokenMax: raw.ACCOUNT_TOKEN_RATE_LIMIT_MAX,
+      verifyResendMax: raw.VERIFY_RESEND_RATE_LIMIT_MAX,
     },
     trustProxy: parseTrustProxy(raw.TRUST_PROXY),
     refreshReuseGraceMs: raw.REFRESH_REUSE_GRACE_MS,

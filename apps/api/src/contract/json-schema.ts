@@ -4,6 +4,7 @@
 import { Ajv, type Options } from 'ajv';
 import ajvFormats from 'ajv-formats';
 import type { FastifySchemaValidationError } from 'fastify/types/schema.js';
+import { loadOpenapi } from './openapi-contract.js';
 import { isStorableText } from './text.js';
 
 // ajv-formats is CommonJS: under ESM its plugin function is the `default` member of module.exports.
@@ -35,6 +36,37 @@ function unstorablePath(value: unknown, path = ''): string | undefined {
   return undefined;
 }
 
+/** The character class of openapi.yaml's text patterns: what PostgreSQL's `text` cannot hold (NUL, unpaired surrogates). */
+const UNSTORABLE_CLASS = '[^\\u0000\\uD800-\\uDFFF]';
+const UNSTORABLE = 'must not contain NUL characters or unpaired surrogates';
+
+/** The value at an Ajv instance path of `data`. */
+function valueAt(data: unknown, instancePath: string): unknown {
+  let node = data;
+  for (const part of instancePath.split('/').slice(1))
+    node = (node as Record<string, unknown> | null)?.[part.replaceAll('~1', '/').replaceAll('~0', '~')];
+  return node;
+}
+
+/**
+ * A failure of one of the contract's patterns in the words it had before the contract stated the rule itself (SPEC
+ * §0.3): the e-mail pattern is ajv-formats' `email`, so "must match format "email""; the text pattern fails either for
+ * an unstorable character or for a blank value ("must match pattern "\S"", its one required non-space character).
+ */
+function worded(error: FastifySchemaValidationError, data: unknown): FastifySchemaValidationError {
+  const pattern = (error.params as { pattern?: unknown }).pattern;
+  if (error.keyword !== 'pattern' || typeof pattern !== 'string') return error;
+  if (pattern === emailPattern()) return { ...error, message: 'must match format "email"' };
+  if (!pattern.includes(UNSTORABLE_CLASS)) return error;
+  const value = valueAt(data, error.instancePath);
+  return { ...error, message: typeof value === 'string' && !isStorableText(value) ? UNSTORABLE : 'must match pattern "\\S"' };
+}
+
+let email: string | undefined;
+/** The pattern of the contract's `Email`. */
+const emailPattern = () =>
+  (email ??= (loadOpenapi().document as unknown as { components: { schemas: { Email: { pattern: string } } } }).components.schemas.Email.pattern);
+
 export type Validate = ((data: unknown) => boolean) & { errors?: FastifySchemaValidationError[] | null | undefined };
 
 /**
@@ -47,7 +79,7 @@ export function withStorableText(compile: () => Validate): Validate {
   const checked: Validate = (data) => {
     validate ??= compile();
     if (!validate(data)) {
-      checked.errors = validate.errors;
+      checked.errors = validate.errors?.map((error) => worded(error, data));
       return false;
     }
     const path = unstorablePath(data);

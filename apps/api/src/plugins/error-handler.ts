@@ -7,6 +7,7 @@ import { AppError } from '../errors/app-error.js';
 import { toAppError } from '../errors/to-app-error.js';
 import { databaseUnavailable } from '../errors/unavailable.js';
 import { graphqlErrorBody, graphqlErrorMediaType } from '../graphql/transports/errors.js';
+import { answerMethodNotAllowed } from './method-not-allowed.js';
 import { errorBody, rawErrorResponse, sendRestError, wwwAuthenticate } from '../rest/error-envelope.js';
 
 /**
@@ -53,6 +54,7 @@ async function errorHandlerPlugin(app: FastifyInstance): Promise<void> {
     done(null, payload);
   });
 
+  answerMethodNotAllowed(app);
   app.setNotFoundHandler((request, reply) =>
     reply.status(404).send(errorBody(new AppError('NOT_FOUND', `Route ${request.method} ${request.url.split('?')[0]} not found`))),
   );

@@ -28,6 +28,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Stricter buckets counting this route on top of the default one (SPEC §4: login, refresh). */
     rateBuckets?: RateBucket[];
+    /** The operation needs a credential: an anonymous call is refused (401) before its stricter buckets count it (SPEC §0.3). */
+    needsCredential?: boolean;
   }
   interface FastifyInstance {
     /**
@@ -358,7 +360,12 @@ async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
   function count(request: CountedRequest, withRouteBuckets: boolean): Counted<BucketState[]> {
     const existing = request[kStates];
     if (existing) return existing;
-    const buckets = [defaultBucket, ...(withRouteBuckets ? (request.routeOptions.config?.rateBuckets ?? []) : [])];
+    // An anonymous call of an operation that needs a credential spends only its address's default budget: the 401
+    // comes before any budget that belongs to an account (SPEC §0.3: a budget is counted for the caller it belongs to).
+    const config = request.routeOptions.config;
+    const routeBuckets =
+      withRouteBuckets && !(config?.needsCredential === true && request.principal.kind === 'anonymous') ? (config?.rateBuckets ?? []) : [];
+    const buckets = [defaultBucket, ...routeBuckets];
     const states: BucketState[] = [];
     const keep = () => (request[kStates] = states);
     const from = (index: number): Counted<BucketState[]> => {

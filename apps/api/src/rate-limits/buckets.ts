@@ -77,18 +77,18 @@ export const loginAccountBucket = (rateLimits: Config['rateLimits']): RateBucket
  * client (no one floods an inbox, nor probes many addresses); token guesses per client, reset, verification and
  * address-trust links counted together; verification mail per user.
  */
-export function accountBuckets(): Partial<Record<OperationId, RateBucket[]>> {
-  const tokenGuesses: RateBucket = { name: 'account-token', max: 30, windowMs: 15 * MINUTE_MS, key: clientAddress };
+export function accountBuckets(rateLimits: Config['rateLimits']): Partial<Record<OperationId, RateBucket[]>> {
+  const tokenGuesses: RateBucket = { name: 'account-token', max: rateLimits.accountTokenMax, windowMs: 15 * MINUTE_MS, key: clientAddress };
   return {
     // Per address first, as the login's (loginBuckets): the per-e-mail keys grow only by what the address may ask.
     forgotPassword: [
-      { name: 'forgot-ip', max: 20, windowMs: HOUR_MS, key: clientAddress },
-      { name: 'forgot-email', max: 5, windowMs: HOUR_MS, key: loginEmail },
+      { name: 'forgot-ip', max: rateLimits.forgotIpMax, windowMs: HOUR_MS, key: clientAddress },
+      { name: 'forgot-email', max: rateLimits.forgotEmailMax, windowMs: HOUR_MS, key: loginEmail },
     ],
     resetPassword: [tokenGuesses],
     verifyEmail: [tokenGuesses],
     trustLoginAddress: [tokenGuesses],
-    resendVerification: [{ name: 'verify-resend', max: 5, windowMs: HOUR_MS, key: (request) => principalKey(request) }],
+    resendVerification: [{ name: 'verify-resend', max: rateLimits.verifyResendMax, windowMs: HOUR_MS, key: (request) => principalKey(request) }],
   };
 }
 

@@ -129,7 +129,8 @@ async function restPlugin(app: FastifyInstance): Promise<void> {
       const options = {
         ...declared,
         // The operation's name where a request's handling is reported (plugins/tracing.ts names its span so).
-        config: { ...declared?.config, operationId },
+        // Whether it needs a credential: the limiter counts its stricter buckets only for a caller that has one.
+        config: { ...declared?.config, operationId, needsCredential: requirement?.authenticated === true || requirement?.role !== undefined },
         // Callback form: nothing here waits, so no promise per request.
         preValidation: (request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void) => {
           try {

@@ -11,7 +11,7 @@ const MINUTE_MS = 60_000;
 export function routeOptions(app: FastifyInstance): Partial<Record<OperationId, RouteShorthandOptions>> {
   const { rateLimits } = app.config;
   const refresh: RateBucket = { name: 'refresh', max: rateLimits.refreshMax, windowMs: MINUTE_MS, key: clientAddress };
-  const account = Object.entries(accountBuckets()).map(([operation, rateBuckets]) => [operation, { config: { rateBuckets } }]);
+  const account = Object.entries(accountBuckets(rateLimits)).map(([operation, rateBuckets]) => [operation, { config: { rateBuckets } }]);
   return {
     login: { config: { rateBuckets: loginBuckets(rateLimits), credentialsCountAsLoginFailure: true } },
     refreshTokens: { config: { rateBuckets: [refresh] } },

@@ -1,4 +1,5 @@
 // The comments domain: reads of comments (filters by post and author, search over body) and commenting on a post.
+import { ENUM_VALUES } from '@users-posts/contracts';
 import type { Comment, PrismaClient, SqlReader } from '@users-posts/db';
 import { requireUser, type Principal } from '../auth/principal.js';
 import { CREATED_AT_FIELD, findPage, ID_FIELD, type PageResult, type PageSource } from '../collections/page.js';
@@ -11,7 +12,8 @@ import { storedAsIs } from './storage-mapping.js';
 import { validateInput, type ContractInput, type Unvalidated } from './validation.js';
 
 /** SPEC §4 allow-list for sorting comments. */
-export const COMMENT_SORT_FIELDS = ['id', 'createdAt'] as const;
+/** The allow-list of openapi.yaml (`CommentSortField`, whose forms `sort` and `sortBy` enumerate): one source for both doors. */
+export const COMMENT_SORT_FIELDS = ENUM_VALUES.CommentSortField;
 export type CommentSortField = (typeof COMMENT_SORT_FIELDS)[number];
 
 export interface CommentFilter {

@@ -13,7 +13,8 @@ import { storedAsIs } from './storage-mapping.js';
 import { validateInput, type ContractInput, type Unvalidated } from './validation.js';
 
 /** SPEC §4 allow-list for sorting orders. */
-export const ORDER_SORT_FIELDS = ['id', 'createdAt', 'totalCents', 'status'] as const;
+/** The allow-list of openapi.yaml (`OrderSortField`, whose forms `sort` and `sortBy` enumerate): one source for both doors. */
+export const ORDER_SORT_FIELDS = ENUM_VALUES.OrderSortField;
 export type OrderSortField = (typeof ORDER_SORT_FIELDS)[number];
 
 /** The contract's OrderStatus, in its order: the PostgreSQL enum's, which `ORDER BY status` sorts by (contracts:check compares them). */

@@ -1,6 +1,6 @@
 // The posts domain: reads and writes of posts, shared by the REST and GraphQL doors; creation emits postCreated.
 import { PREPARED, type Post, type PrismaClient, type SqlReader } from '@users-posts/db';
-import { PAGE_SIZE_MAX as MAX_PAGE } from '@users-posts/contracts';
+import { PAGE_SIZE_MAX as MAX_PAGE, ENUM_VALUES } from '@users-posts/contracts';
 import { canActFor, requireAuthenticated, type Principal } from '../auth/principal.js';
 import { decodeCursor, encodeCursor } from '../collections/cursor.js';
 import { CREATED_AT_FIELD, findPage, ID_FIELD, type PageResult, type PageSource } from '../collections/page.js';
@@ -31,7 +31,8 @@ export interface PostsConnection {
 export const POSTS_PER_AUTHOR_MAX = 100;
 
 /** SPEC §4 allow-list for sorting posts. */
-export const POST_SORT_FIELDS = ['id', 'title', 'createdAt'] as const;
+/** The allow-list of openapi.yaml (`PostSortField`, whose forms `sort` and `sortBy` enumerate): one source for both doors. */
+export const POST_SORT_FIELDS = ENUM_VALUES.PostSortField;
 export type PostSortField = (typeof POST_SORT_FIELDS)[number];
 
 function pageSize(value: number, field: string): number {

@@ -1,4 +1,5 @@
 // The users domain: reads and writes of users, shared by the REST and GraphQL doors.
+import { ENUM_VALUES } from '@users-posts/contracts';
 import { columnOf, PREPARED, Prisma, type PrismaClient, type Role, type SqlReader, type User } from '@users-posts/db';
 import { CREATED_AT_FIELD, findPage, ID_FIELD, type PageResult, type PageSource } from '../collections/page.js';
 import type { CollectionQuery } from '../collections/query.js';
@@ -18,7 +19,8 @@ import { nullableFields, validateInput, type ContractInput, type Unvalidated } f
 import { madeForTheCaller, mayReadEveryonesPrivate, privateFieldsOf } from './visibility.js';
 
 /** SPEC §4 allow-list for sorting users. */
-export const USER_SORT_FIELDS = ['id', 'name', 'email', 'age', 'createdAt'] as const;
+/** The allow-list of openapi.yaml (`UserSortField`, whose forms `sort` and `sortBy` enumerate): one source for both doors. */
+export const USER_SORT_FIELDS = ENUM_VALUES.UserSortField;
 export type UserSortField = (typeof USER_SORT_FIELDS)[number];
 
 /** SPEC §4: search `q` over users matches these (the private ones only for callers who may see them: §3.1). */

@@ -29,5 +29,27 @@ export const ENUM_VALUES = {
     "paid",
     "shipped",
     "cancelled"
+  ],
+  "UserSortField": [
+    "id",
+    "name",
+    "email",
+    "age",
+    "createdAt"
+  ],
+  "PostSortField": [
+    "id",
+    "title",
+    "createdAt"
+  ],
+  "OrderSortField": [
+    "id",
+    "createdAt",
+    "totalCents",
+    "status"
+  ],
+  "CommentSortField": [
+    "id",
+    "createdAt"
   ]
 } as const;

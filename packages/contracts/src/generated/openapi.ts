@@ -1184,6 +1184,26 @@ export interface components {
          * @enum {string}
          */
         OrderStatus: "pending" | "paid" | "shipped" | "cancelled";
+        /**
+         * @description A field the users collection sorts by (its allow-list; `sort` and `sortBy` take it in the forms they describe).
+         * @enum {string}
+         */
+        UserSortField: "id" | "name" | "email" | "age" | "createdAt";
+        /**
+         * @description A field the posts collection sorts by (its allow-list; `sort` and `sortBy` take it in the forms they describe).
+         * @enum {string}
+         */
+        PostSortField: "id" | "title" | "createdAt";
+        /**
+         * @description A field the orders collection sorts by (its allow-list; `sort` and `sortBy` take it in the forms they describe).
+         * @enum {string}
+         */
+        OrderSortField: "id" | "createdAt" | "totalCents" | "status";
+        /**
+         * @description A field the comments collection sorts by (its allow-list; `sort` and `sortBy` take it in the forms they describe).
+         * @enum {string}
+         */
+        CommentSortField: "id" | "createdAt";
         /** @description Display name, 1–100 characters, not only white space. */
         UserName: string;
         /**
@@ -1409,8 +1429,7 @@ export interface components {
             status: components["schemas"]["OrderStatus"];
         };
         LoginInput: {
-            /** Format: email */
-            email: string;
+            email: components["schemas"]["Email"];
             password: string;
             /** @description `true`: log in with the `sid` session cookie instead of a token pair. */
             session?: boolean;
@@ -2914,7 +2933,7 @@ export interface components {
          */
         provider: string;
         /**
-         * @description Comma-separated user ids, at most 100 (e.g. `1,2,3`). Missing or malformed → 400 naming `ids`.
+         * @description Comma-separated user ids (1 to 2147483647, no leading zeros), at most 100 (e.g. `1,2,3`); the pattern says exactly that. Missing or malformed → 400 naming `ids`.
          * @example 1,2,3
          */
         ids: string;
@@ -2930,12 +2949,24 @@ export interface components {
         limit: number;
         /** @description Opaque cursor from a previous `nextCursor`; selects cursor paging. An empty value starts from the beginning. A cursor is bound to the listing that issued it (its collection, sort and direction, filters and `q`/`search`), so pass it back with the same parameters except `cursor` and `limit`. A malformed cursor, a cursor whose values do not fit its sort field, or a foreign cursor (from another collection, sort, filter or search) → 400 (code 40001) naming `cursor`. At most 2048 characters, the longest a `nextCursor` can be (it carries the sort value, e.g. a title of 200 characters that JSON escapes). */
         cursor: string;
-        /** @description Sort field from the collection's allow-list, optionally as `field,asc|desc` (default `id`). */
-        sort: string;
+        /** @description Sort of the users: a field of `UserSortField` (default `id`), descending with a leading `-`, or as `field,asc` / `field,desc`; `order` gives the direction of a bare field. Any other value → 400 naming `sort`. */
+        usersSort: "id" | "-id" | "id,asc" | "id,desc" | "name" | "-name" | "name,asc" | "name,desc" | "email" | "-email" | "email,asc" | "email,desc" | "age" | "-age" | "age,asc" | "age,desc" | "createdAt" | "-createdAt" | "createdAt,asc" | "createdAt,desc";
+        /** @description Sort of the users: a field of `UserSortField`, a leading `-` for descending. Any other value → 400 naming `sortBy`. */
+        usersSortBy: "id" | "-id" | "name" | "-name" | "email" | "-email" | "age" | "-age" | "createdAt" | "-createdAt";
+        /** @description Sort of the posts: a field of `PostSortField` (default `id`), descending with a leading `-`, or as `field,asc` / `field,desc`; `order` gives the direction of a bare field. Any other value → 400 naming `sort`. */
+        postsSort: "id" | "-id" | "id,asc" | "id,desc" | "title" | "-title" | "title,asc" | "title,desc" | "createdAt" | "-createdAt" | "createdAt,asc" | "createdAt,desc";
+        /** @description Sort of the posts: a field of `PostSortField`, a leading `-` for descending. Any other value → 400 naming `sortBy`. */
+        postsSortBy: "id" | "-id" | "title" | "-title" | "createdAt" | "-createdAt";
+        /** @description Sort of the orders: a field of `OrderSortField` (default `id`), descending with a leading `-`, or as `field,asc` / `field,desc`; `order` gives the direction of a bare field. Any other value → 400 naming `sort`. */
+        ordersSort: "id" | "-id" | "id,asc" | "id,desc" | "createdAt" | "-createdAt" | "createdAt,asc" | "createdAt,desc" | "totalCents" | "-totalCents" | "totalCents,asc" | "totalCents,desc" | "status" | "-status" | "status,asc" | "status,desc";
+        /** @description Sort of the orders: a field of `OrderSortField`, a leading `-` for descending. Any other value → 400 naming `sortBy`. */
+        ordersSortBy: "id" | "-id" | "createdAt" | "-createdAt" | "totalCents" | "-totalCents" | "status" | "-status";
+        /** @description Sort of the comments: a field of `CommentSortField` (default `id`), descending with a leading `-`, or as `field,asc` / `field,desc`; `order` gives the direction of a bare field. Any other value → 400 naming `sort`. */
+        commentsSort: "id" | "-id" | "id,asc" | "id,desc" | "createdAt" | "-createdAt" | "createdAt,asc" | "createdAt,desc";
+        /** @description Sort of the comments: a field of `CommentSortField`, a leading `-` for descending. Any other value → 400 naming `sortBy`. */
+        commentsSortBy: "id" | "-id" | "createdAt" | "-createdAt";
         /** @description Sort direction for `sort` (default `asc`). */
         order: "asc" | "desc";
-        /** @description Sort field from the collection's allow-list; a leading `-` means descending. */
-        sortBy: string;
         /** @description Comma-separated fields to return for each item (`id` is always included). An unknown field → 400 naming `fields`. */
         fields: string;
         /** @description Case-insensitive substring search (fields depend on the collection). Every character is literal (`%`, `_` and `\` are not wildcards); a NUL character or an unpaired surrogate → 400 naming `q`. */
@@ -3968,12 +3999,12 @@ export interface operations {
                 limit?: components["parameters"]["limit"];
                 /** @description Opaque cursor from a previous `nextCursor`; selects cursor paging. An empty value starts from the beginning. A cursor is bound to the listing that issued it (its collection, sort and direction, filters and `q`/`search`), so pass it back with the same parameters except `cursor` and `limit`. A malformed cursor, a cursor whose values do not fit its sort field, or a foreign cursor (from another collection, sort, filter or search) → 400 (code 40001) naming `cursor`. At most 2048 characters, the longest a `nextCursor` can be (it carries the sort value, e.g. a title of 200 characters that JSON escapes). */
                 cursor?: components["parameters"]["cursor"];
-                /** @description Sort field from the collection's allow-list, optionally as `field,asc|desc` (default `id`). */
-                sort?: components["parameters"]["sort"];
+                /** @description Sort of the users: a field of `UserSortField` (default `id`), descending with a leading `-`, or as `field,asc` / `field,desc`; `order` gives the direction of a bare field. Any other value → 400 naming `sort`. */
+                sort?: components["parameters"]["usersSort"];
                 /** @description Sort direction for `sort` (default `asc`). */
                 order?: components["parameters"]["order"];
-                /** @description Sort field from the collection's allow-list; a leading `-` means descending. */
-                sortBy?: components["parameters"]["sortBy"];
+                /** @description Sort of the users: a field of `UserSortField`, a leading `-` for descending. Any other value → 400 naming `sortBy`. */
+                sortBy?: components["parameters"]["usersSortBy"];
                 /** @description Comma-separated fields to return for each item (`id` is always included). An unknown field → 400 naming `fields`. */
                 fields?: components["parameters"]["fields"];
                 /** @description Case-insensitive substring search (fields depend on the collection). Every character is literal (`%`, `_` and `\` are not wildcards); a NUL character or an unpaired surrogate → 400 naming `q`. */
@@ -4084,7 +4115,7 @@ export interface operations {
                  */
                 version?: components["parameters"]["version"];
                 /**
-                 * @description Comma-separated user ids, at most 100 (e.g. `1,2,3`). Missing or malformed → 400 naming `ids`.
+                 * @description Comma-separated user ids (1 to 2147483647, no leading zeros), at most 100 (e.g. `1,2,3`); the pattern says exactly that. Missing or malformed → 400 naming `ids`.
                  * @example 1,2,3
                  */
                 ids: components["parameters"]["ids"];
@@ -4644,12 +4675,12 @@ export interface operations {
                 limit?: components["parameters"]["limit"];
                 /** @description Opaque cursor from a previous `nextCursor`; selects cursor paging. An empty value starts from the beginning. A cursor is bound to the listing that issued it (its collection, sort and direction, filters and `q`/`search`), so pass it back with the same parameters except `cursor` and `limit`. A malformed cursor, a cursor whose values do not fit its sort field, or a foreign cursor (from another collection, sort, filter or search) → 400 (code 40001) naming `cursor`. At most 2048 characters, the longest a `nextCursor` can be (it carries the sort value, e.g. a title of 200 characters that JSON escapes). */
                 cursor?: components["parameters"]["cursor"];
-                /** @description Sort field from the collection's allow-list, optionally as `field,asc|desc` (default `id`). */
-                sort?: components["parameters"]["sort"];
+                /** @description Sort of the posts: a field of `PostSortField` (default `id`), descending with a leading `-`, or as `field,asc` / `field,desc`; `order` gives the direction of a bare field. Any other value → 400 naming `sort`. */
+                sort?: components["parameters"]["postsSort"];
                 /** @description Sort direction for `sort` (default `asc`). */
                 order?: components["parameters"]["order"];
-                /** @description Sort field from the collection's allow-list; a leading `-` means descending. */
-                sortBy?: components["parameters"]["sortBy"];
+                /** @description Sort of the posts: a field of `PostSortField`, a leading `-` for descending. Any other value → 400 naming `sortBy`. */
+                sortBy?: components["parameters"]["postsSortBy"];
                 /** @description Comma-separated fields to return for each item (`id` is always included). An unknown field → 400 naming `fields`. */
                 fields?: components["parameters"]["fields"];
                 /** @description Case-insensitive substring search (fields depend on the collection). Every character is literal (`%`, `_` and `\` are not wildcards); a NUL character or an unpaired surrogate → 400 naming `q`. */
@@ -4831,12 +4862,12 @@ export interface operations {
                 limit?: components["parameters"]["limit"];
                 /** @description Opaque cursor from a previous `nextCursor`; selects cursor paging. An empty value starts from the beginning. A cursor is bound to the listing that issued it (its collection, sort and direction, filters and `q`/`search`), so pass it back with the same parameters except `cursor` and `limit`. A malformed cursor, a cursor whose values do not fit its sort field, or a foreign cursor (from another collection, sort, filter or search) → 400 (code 40001) naming `cursor`. At most 2048 characters, the longest a `nextCursor` can be (it carries the sort value, e.g. a title of 200 characters that JSON escapes). */
                 cursor?: components["parameters"]["cursor"];
-                /** @description Sort field from the collection's allow-list, optionally as `field,asc|desc` (default `id`). */
-                sort?: components["parameters"]["sort"];
+                /** @description Sort of the orders: a field of `OrderSortField` (default `id`), descending with a leading `-`, or as `field,asc` / `field,desc`; `order` gives the direction of a bare field. Any other value → 400 naming `sort`. */
+                sort?: components["parameters"]["ordersSort"];
                 /** @description Sort direction for `sort` (default `asc`). */
                 order?: components["parameters"]["order"];
-                /** @description Sort field from the collection's allow-list; a leading `-` means descending. */
-                sortBy?: components["parameters"]["sortBy"];
+                /** @description Sort of the orders: a field of `OrderSortField`, a leading `-` for descending. Any other value → 400 naming `sortBy`. */
+                sortBy?: components["parameters"]["ordersSortBy"];
                 /** @description Comma-separated fields to return for each item (`id` is always included). An unknown field → 400 naming `fields`. */
                 fields?: components["parameters"]["fields"];
                 /** @description Case-insensitive substring search (fields depend on the collection). Every character is literal (`%`, `_` and `\` are not wildcards); a NUL character or an unpaired surrogate → 400 naming `q`. */
@@ -5107,12 +5138,12 @@ export interface operations {
                 limit?: components["parameters"]["limit"];
                 /** @description Opaque cursor from a previous `nextCursor`; selects cursor paging. An empty value starts from the beginning. A cursor is bound to the listing that issued it (its collection, sort and direction, filters and `q`/`search`), so pass it back with the same parameters except `cursor` and `limit`. A malformed cursor, a cursor whose values do not fit its sort field, or a foreign cursor (from another collection, sort, filter or search) → 400 (code 40001) naming `cursor`. At most 2048 characters, the longest a `nextCursor` can be (it carries the sort value, e.g. a title of 200 characters that JSON escapes). */
                 cursor?: components["parameters"]["cursor"];
-                /** @description Sort field from the collection's allow-list, optionally as `field,asc|desc` (default `id`). */
-                sort?: components["parameters"]["sort"];
+                /** @description Sort of the posts: a field of `PostSortField` (default `id`), descending with a leading `-`, or as `field,asc` / `field,desc`; `order` gives the direction of a bare field. Any other value → 400 naming `sort`. */
+                sort?: components["parameters"]["postsSort"];
                 /** @description Sort direction for `sort` (default `asc`). */
                 order?: components["parameters"]["order"];
-                /** @description Sort field from the collection's allow-list; a leading `-` means descending. */
-                sortBy?: components["parameters"]["sortBy"];
+                /** @description Sort of the posts: a field of `PostSortField`, a leading `-` for descending. Any other value → 400 naming `sortBy`. */
+                sortBy?: components["parameters"]["postsSortBy"];
                 /** @description Comma-separated fields to return for each item (`id` is always included). An unknown field → 400 naming `fields`. */
                 fields?: components["parameters"]["fields"];
                 /** @description Case-insensitive substring search (fields depend on the collection). Every character is literal (`%`, `_` and `\` are not wildcards); a NUL character or an unpaired surrogate → 400 naming `q`. */
@@ -5282,12 +5313,12 @@ export interface operations {
                 limit?: components["parameters"]["limit"];
                 /** @description Opaque cursor from a previous `nextCursor`; selects cursor paging. An empty value starts from the beginning. A cursor is bound to the listing that issued it (its collection, sort and direction, filters and `q`/`search`), so pass it back with the same parameters except `cursor` and `limit`. A malformed cursor, a cursor whose values do not fit its sort field, or a foreign cursor (from another collection, sort, filter or search) → 400 (code 40001) naming `cursor`. At most 2048 characters, the longest a `nextCursor` can be (it carries the sort value, e.g. a title of 200 characters that JSON escapes). */
                 cursor?: components["parameters"]["cursor"];
-                /** @description Sort field from the collection's allow-list, optionally as `field,asc|desc` (default `id`). */
-                sort?: components["parameters"]["sort"];
+                /** @description Sort of the comments: a field of `CommentSortField` (default `id`), descending with a leading `-`, or as `field,asc` / `field,desc`; `order` gives the direction of a bare field. Any other value → 400 naming `sort`. */
+                sort?: components["parameters"]["commentsSort"];
                 /** @description Sort direction for `sort` (default `asc`). */
                 order?: components["parameters"]["order"];
-                /** @description Sort field from the collection's allow-list; a leading `-` means descending. */
-                sortBy?: components["parameters"]["sortBy"];
+                /** @description Sort of the comments: a field of `CommentSortField`, a leading `-` for descending. Any other value → 400 naming `sortBy`. */
+                sortBy?: components["parameters"]["commentsSortBy"];
                 /** @description Comma-separated fields to return for each item (`id` is always included). An unknown field → 400 naming `fields`. */
                 fields?: components["parameters"]["fields"];
                 /** @description Case-insensitive substring search (fields depend on the collection). Every character is literal (`%`, `_` and `\` are not wildcards); a NUL character or an unpaired surrogate → 400 naming `q`. */
