@@ -153,8 +153,12 @@ export async function buildApp(config: Config, options: AppOptions = {}): Promis
       app.log.info({ userId: adminId }, 'administrator ensured');
     });
   }
-  // Last of the start: the mail outbox's worker polls only once everything before it is ready (the database migrated,
-  // the ADMIN ensured); a start that fails never sends, nor queries a database it could not prepare.
-  app.addHook('onReady', async () => app.mail.start());
+  // Last of the start: the mail outbox's worker and the usage record's start-up reads run only once everything before
+  // them is ready (the database migrated, the ADMIN ensured); a start that fails never sends, nor queries a database it
+  // could not prepare.
+  app.addHook('onReady', async () => {
+    app.mail.start();
+    app.contractUsage.start();
+  });
   return app;
 }

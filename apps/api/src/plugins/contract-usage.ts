@@ -34,7 +34,9 @@ export interface ContractUsage {
   flush(): Promise<void>;
   /** Deletes the days past the retention window now (also at start and every hour); resolves to the rows deleted. */
   retain(): Promise<number>;
-  /** The start's work, done in the background (the names already recorded read, the first retention): for tests. */
+  /** Begins the start's work in the background (the names already recorded read, the first retention): last of the start. */
+  start(): void;
+  /** That work, for tests. */
   started: Promise<void>;
 }
 
@@ -469,6 +471,7 @@ async function contractUsagePlugin(app: FastifyInstance): Promise<void> {
       graphqlPlugin: {},
       flush: async () => undefined,
       retain: async () => 0,
+      start: () => undefined,
       started: Promise.resolve(),
     } satisfies ContractUsage);
     return;
@@ -581,13 +584,13 @@ async function contractUsagePlugin(app: FastifyInstance): Promise<void> {
   }, flushIntervalMs).unref();
   const retentionTimer = setInterval(() => void retainInBackground(), RETENTION_INTERVAL_MS).unref();
 
-  // At start, in the background (a request counted meanwhile may spend a name's admission once): the names the window
-  // already recorded keep their place, the most recent first, at most as many as memory keeps.
+  // At the end of the start (app.ts, once the database is migrated and the ADMIN ensured: a start that fails never
+  // queries the table), in the background (a request counted meanwhile may spend a name's admission once): the names
+  // the window already recorded keep their place, the most recent first, at most as many as memory keeps.
   let started: Promise<void> = Promise.resolve();
-  app.addHook('onReady', (done) => {
+  const start = () => {
     started = Promise.all([loadKnownNames(), retainInBackground()]).then(() => undefined);
-    done();
-  });
+  };
   async function loadKnownNames(): Promise<void> {
     const limit = bounds.retentionDays * bounds.newNamesPerDay;
     try {
@@ -648,6 +651,7 @@ async function contractUsagePlugin(app: FastifyInstance): Promise<void> {
     graphqlPlugin,
     flush,
     retain,
+    start,
     get started() {
       return started;
     },

@@ -72,11 +72,13 @@ export class RefreshTokenService {
       data: { usedAt: now },
     });
     if (spent.count === 1) {
-      await this.forgetOldestSpent(stored.familyId);
       const signIn = await this.signIns.renewTokens(stored.familyId);
       const user = await this.prisma.user.findUnique({ where: { id: stored.userId }, select: { id: true, tokenVersion: true } });
       if (!signIn || !user) throw new AppError('UNAUTHENTICATED', 'This sign-in was ended; log in again');
-      return this.issue(user, signIn);
+      const pair = await this.issue(user, signIn);
+      // After the new pair, not before: the winner of a race mints its pair as soon as before (SPEC §3: exactly one).
+      await this.forgetOldestSpent(stored.familyId);
+      return pair;
     }
 
     const current = await this.prisma.refreshToken.findUnique({ where: { id: stored.id } });
