@@ -110,6 +110,9 @@ try {
   await attack;
   await sleep(11_000); // the last usage flush
   const attackEnd = { rss: rssMb(), db: await databaseMb() };
+  // What the attack left, once V8 has had a quiet moment to give back the heap its garbage grew (its memory reducer).
+  await sleep(30_000);
+  const settled = rssMb();
   const usageRows = Number((await client.query('SELECT count(*) AS n FROM contract_usage')).rows[0].n);
   const outboxRows = Number((await client.query('SELECT count(*) AS n FROM mail_outbox')).rows[0].n);
 
@@ -122,7 +125,9 @@ try {
   console.log(
     `| RSS start → end (MB) | ${fmt(idleStart.rss)} → ${fmt(idleEnd.rss)} | ${fmt(idleEnd.rss)} → ${fmt(attackEnd.rss)} (peak ${fmt(peakRss)}) |`,
   );
-  console.log(`| RSS growth (MB) | ${fmt(idleEnd.rss - idleStart.rss)} | ${fmt(attackEnd.rss - idleEnd.rss)} |`);
+  console.log(
+    `| RSS growth (MB) | ${fmt(idleEnd.rss - idleStart.rss)} | ${fmt(attackEnd.rss - idleEnd.rss)} (30 s later: ${fmt(settled - idleEnd.rss)}) |`,
+  );
   console.log(
     `| database growth (MB) | ${fmt(idleEnd.db - idleStart.db)} (×${fmt(scale)}: ${fmt((idleEnd.db - idleStart.db) * scale)}) | ${fmt(attackEnd.db - idleEnd.db)} |`,
   );

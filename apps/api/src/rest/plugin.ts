@@ -128,6 +128,8 @@ async function restPlugin(app: FastifyInstance): Promise<void> {
       const declared = routeOptions(app)[operationId as OperationId];
       const options = {
         ...declared,
+        // A body no valid input can be as long as is refused (413) before it is read (request-body.ts); else the app's 1 MiB.
+        ...(body?.bodyLimit !== undefined && body.bodyLimit < 1024 * 1024 ? { bodyLimit: body.bodyLimit } : {}),
         // The operation's name where a request's handling is reported (plugins/tracing.ts names its span so).
         // Whether it needs a credential: the limiter counts its stricter buckets only for a caller that has one.
         config: { ...declared?.config, operationId, needsCredential: requirement?.authenticated === true || requirement?.role !== undefined },

@@ -10,6 +10,59 @@ export interface BodyRule {
   mediaTypes: string[];
   /** The input schema of `components.schemas` the JSON body references (`UpdateUserInput`, …), if any. */
   schema?: InputSchema | undefined;
+  /**
+   * The most bytes a body this schema allows can take (every string escaped at its longest, with room for formatting),
+   * when the schema bounds it: a larger body cannot be valid and is refused (413) before it is read or parsed. A 1 MB
+   * e-mail at the login is then refused for its size, not parsed, validated and counted (SPEC §0.2).
+   */
+  bodyLimit?: number | undefined;
+}
+
+type Schema = Record<string, unknown>;
+/** Room for a client's formatting (indentation, spaces): a valid body is refused for its size only past this. */
+const FORMATTING_ROOM = 16 * 1024;
+
+/** The longest JSON text a schema allows, or Infinity when it does not bound it. Written by hand: no kept library computes it. */
+function longestJson(schema: unknown, document: OpenapiDocument, depth = 0): number {
+  if (!schema || typeof schema !== 'object' || depth > 32) return Infinity;
+  const node = schema as Schema;
+  if (typeof node.$ref === 'string') {
+    const target = node.$ref
+      .split('/')
+      .slice(1)
+      .reduce<unknown>((at, part) => (at as Schema | undefined)?.[part], document);
+    return longestJson(target, document, depth + 1);
+  }
+  const alternatives = (node.anyOf ?? node.oneOf) as unknown[] | undefined;
+  if (alternatives) return Math.max(...alternatives.map((alternative) => longestJson(alternative, document, depth + 1)));
+  if (Array.isArray(node.enum)) return Math.max(...node.enum.map((value) => JSON.stringify(value).length));
+  if ('const' in node) return JSON.stringify(node.const).length;
+  const types = [node.type].flat();
+  return Math.max(
+    ...types.map((type) => {
+      switch (type) {
+        case 'string':
+          // \uXXXX is the longest any UTF-16 unit can be written, and the quotes.
+          return typeof node.maxLength === 'number' ? node.maxLength * 6 + 2 : Infinity;
+        case 'integer':
+        case 'number':
+          return 32;
+        case 'boolean':
+          return 5;
+        case 'null':
+          return 4;
+        case 'array':
+          return typeof node.maxItems === 'number' ? node.maxItems * (longestJson(node.items, document, depth + 1) + 1) + 2 : Infinity;
+        case 'object': {
+          if (node.additionalProperties !== false) return Infinity;
+          const properties = Object.entries((node.properties ?? {}) as Record<string, unknown>);
+          return properties.reduce((sum, [name, value]) => sum + JSON.stringify(name).length + 2 + longestJson(value, document, depth + 1), 2);
+        }
+        default:
+          return Infinity;
+      }
+    }),
+  );
 }
 
 type OperationObject = {
@@ -25,9 +78,12 @@ export function operationBodies(document: OpenapiDocument): Map<string, BodyRule
     for (const operation of Object.values(item) as OperationObject[]) {
       const body = operation?.requestBody;
       if (!operation?.operationId || !body) continue;
-      const reference = body.content?.['application/json']?.schema?.$ref?.split('/').at(-1);
+      const json = body.content?.['application/json']?.schema;
+      const reference = json?.$ref?.split('/').at(-1);
       const schema = reference?.endsWith('Input') ? (reference as InputSchema) : undefined;
-      rules.set(operation.operationId, { required: body.required === true, mediaTypes: Object.keys(body.content ?? {}), schema });
+      const longest = Object.keys(body.content ?? {}).length === 1 ? longestJson(json, document) : Infinity;
+      const bodyLimit = Number.isFinite(longest) ? 2 * longest + FORMATTING_ROOM : undefined;
+      rules.set(operation.operationId, { required: body.required === true, mediaTypes: Object.keys(body.content ?? {}), schema, bodyLimit });
     }
   }
   return rules;

@@ -14,7 +14,12 @@ describe('authentication before budgets', () => {
   });
 
   it("and the account's own budget is whole afterwards, from the same address", async () => {
-    const response = await suite.app.inject({ method: 'POST', url: '/auth/email/verify/resend', headers: suite.alice.headers, remoteAddress: '203.0.113.40' });
+    const response = await suite.app.inject({
+      method: 'POST',
+      url: '/auth/email/verify/resend',
+      headers: suite.alice.headers,
+      remoteAddress: '203.0.113.40',
+    });
     expect(response.statusCode).not.toBe(429);
     expect(Number(response.headers['x-ratelimit-remaining'])).toBeGreaterThan(0);
   });

@@ -2656,7 +2656,7 @@ export interface components {
                 "application/vnd.api.v1+json": components["schemas"]["ErrorEnvelope"];
             };
         };
-        /** @description The request body exceeds 1 MiB. */
+        /** @description The request body exceeds 1 MiB, or the longest body the operation's request schema allows (every string at its `maxLength`, written with escapes, twice over and 16 KiB for formatting), so it cannot be valid. */
         PayloadTooLarge: {
             headers: {
                 "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
